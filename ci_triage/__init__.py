@@ -1,0 +1,3 @@
+"""ci-triage: is a red CI job the PR's fault or the runner's?"""
+
+__version__ = "0.1.0"

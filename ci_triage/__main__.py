@@ -1,0 +1,3 @@
+from ci_triage.cli import main
+
+main()

@@ -1,0 +1,212 @@
+"""Command line: parse arguments, call the service, render. One output boundary for every command.
+
+Results go to stdout; progress and errors to stderr. A TriageError becomes one line on stderr and its
+exit code; nothing else escapes as a traceback (set CI_TRIAGE_DEBUG=1 to see one).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from ci_triage.contracts.d2t_cli import app as d2t_app
+from ci_triage.errors import TriageError, UsageError
+
+app = typer.Typer(
+    name="ci-triage",
+    help="Tell whether a red CI job is the PR's fault or the runner's, with the evidence.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+rules_app = typer.Typer(help="Inspect and check classification rules.", no_args_is_help=True)
+app.add_typer(rules_app, name="rules")
+app.add_typer(d2t_app, name="d2t")
+
+class ReportFormat(StrEnum):
+    table = "table"
+    markdown = "markdown"
+    json = "json"
+
+
+def _fail(message: str, code: int) -> None:
+    sys.stderr.write(f"ci-triage: error: {message}\n")
+    raise typer.Exit(code)
+
+
+@contextlib.contextmanager
+def _boundary() -> Iterator[None]:
+    """The one place errors become exit codes."""
+    try:
+        yield
+    except TriageError as error:
+        _fail(error.one_line(), error.exit_code)
+    except KeyboardInterrupt:
+        _fail("interrupted", 130)
+    except (typer.Exit, typer.Abort, SystemExit):
+        raise
+    except Exception as error:  # noqa: BLE001 - the boundary: a bug still gets one clear line
+        if os.environ.get("CI_TRIAGE_DEBUG"):
+            raise
+        _fail(f"internal error: {type(error).__name__}: {error} (set CI_TRIAGE_DEBUG=1 for a traceback)", 70)
+
+
+def _show_progress(fmt: ReportFormat) -> bool:
+    return fmt is not ReportFormat.json and sys.stderr.isatty() and not os.environ.get("CI")
+
+
+@contextlib.contextmanager
+def _progress(enabled: bool) -> Iterator[Callable[[str, int, int], None]]:
+    if not enabled:
+        yield lambda what, done, total: None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  console=Console(stderr=True), transient=True) as bar:
+        tasks: dict[str, Any] = {}
+
+        def update(what: str, done: int, total: int) -> None:
+            if what not in tasks:
+                tasks[what] = bar.add_task(what, total=total)
+            bar.update(tasks[what], completed=done + 1, total=total)
+
+        yield update
+
+
+@contextlib.contextmanager
+def _session(repo: str | None, demo: bool, replay: Path | None, store_path: Path | None,
+             recorder: Callable[[str, Any], None] | None = None) -> Iterator[tuple[str, Any, Any]]:
+    """(repo, client, store) for live use, or for the local fake serving a case: the same code path."""
+    from ci_triage.config import default_store_path, resolve_api_url, resolve_repo, resolve_token
+    from ci_triage.github.client import Connection, GitHubClient
+    from ci_triage.store import Store
+
+    if demo and replay:
+        raise UsageError("--demo and --replay cannot be combined")
+    with contextlib.ExitStack() as stack:
+        if demo or replay:
+            from ci_triage.github.case import load_case
+            from ci_triage.github.replay import FakeGitHub
+
+            from ci_triage.demo.build import bundled_path
+
+            case = load_case(replay or bundled_path())
+            fake = stack.enter_context(FakeGitHub(case))
+            repo = repo or case["repository"]["full_name"]
+            connection = Connection(api_url=fake.base_url, token="replay-token", retries=1, backoff_s=0.05)
+            if store_path is None:
+                # The fake's address changes every time: a throw-away store keeps stale links out
+                # of the user's real cache.
+                store_path = Path(stack.enter_context(tempfile.TemporaryDirectory())) / "store.sqlite3"
+        else:
+            repo = resolve_repo(repo)
+            connection = Connection(api_url=resolve_api_url(), token=resolve_token())
+        store = Store(store_path or default_store_path())
+        stack.callback(store.close)
+        client = GitHubClient(connection, recorder=recorder)
+        stack.callback(client.close)
+        yield repo, client, store
+
+
+RepoOption = Annotated[str | None, typer.Option("--repo", help="OWNER/NAME; default: $GITHUB_REPOSITORY.")]
+StoreOption = Annotated[Path | None, typer.Option(
+    "--store", help="SQLite cache file; default: $CI_TRIAGE_STORE or the user cache directory.")]
+DemoOption = Annotated[bool, typer.Option(
+    "--demo", help="Run offline on the bundled reconstruction of the seed scenario (a local GitHub fake).")]
+ReplayOption = Annotated[Path | None, typer.Option(
+    "--replay", help="Run offline on a case saved by `ci-triage record`.", exists=False)]
+
+
+@app.command()
+def report(
+    pr: Annotated[int, typer.Option("--pr", help="Pull request number.", min=1)],
+    repo: RepoOption = None,
+    fmt: Annotated[ReportFormat, typer.Option("--format", help="table (terminal), markdown or json.")] = ReportFormat.table,
+    demo: DemoOption = False,
+    replay: ReplayOption = None,
+    store: StoreOption = None,
+) -> None:
+    """Triage the failed jobs of a pull request: root cause, evidence, verdict, whether to rerun."""
+    with _boundary():
+        from ci_triage.service import Triage
+
+        with _session(repo, demo, replay, store) as (repo_name, client, cache), \
+                _progress(_show_progress(fmt)) as progress:
+            result = Triage(client, cache, progress=progress).report(repo_name, pr)
+        _emit_report(result, fmt)
+
+
+def _emit_report(result: Any, fmt: ReportFormat) -> None:
+    if fmt is ReportFormat.json:
+        from ci_triage.core.render import json as render_json
+
+        sys.stdout.write(render_json.render(result))
+    elif fmt is ReportFormat.markdown:
+        from ci_triage.core.render import markdown
+
+        sys.stdout.write(markdown.render(result))
+    else:
+        from rich.console import Console
+
+        from ci_triage.core.render import terminal
+
+        Console(soft_wrap=False).print(terminal.render(result))
+
+
+@app.command()
+def record(
+    pr: Annotated[int, typer.Option("--pr", help="Pull request number.", min=1)],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Case file to write (.json or .json.gz).")],
+    repo: RepoOption = None,
+) -> None:
+    """Save everything a report of PR N needs as a case file, to replay offline with --replay."""
+    with _boundary():
+        from ci_triage.github.recorder import CaseRecorder
+        from ci_triage.service import Triage
+
+        recorder = CaseRecorder()
+        with tempfile.TemporaryDirectory() as scratch, \
+                _session(repo, False, None, Path(scratch) / "store.sqlite3", recorder) as (repo_name, client, cache):
+            # A fresh store: every payload must pass through the recorder, none may come from cache.
+            client.workflows(repo_name)
+            Triage(client, cache).report(repo_name, pr)
+            recorder.save(output, api_url=client.connection.api_url, repo=repo_name, pr=pr)
+        sys.stdout.write(f"{output}\n")
+
+
+@rules_app.command("check")
+def rules_check(
+    file: Annotated[Path | None, typer.Argument(help="Rule file (TOML); default: the built-in rules.")] = None,
+) -> None:
+    """Validate a rule file and run every rule's examples and near misses."""
+    with _boundary():
+        from ci_triage.core.rules import builtin_rules, check_examples, parse_rules
+
+        if file is None:
+            rule_set = builtin_rules()
+        else:
+            try:
+                text = file.read_text(encoding="utf-8")
+            except OSError as exc:
+                raise UsageError(f"cannot read rule file {file}: {exc.strerror or exc}") from None
+            rule_set = parse_rules(text, origin=str(file))
+        problems = check_examples(rule_set)
+        for problem in problems:
+            sys.stderr.write(f"ci-triage: {problem}\n")
+        if problems:
+            raise typer.Exit(1)
+        sys.stdout.write(f"{len(rule_set.rules)} rules OK\n")
+
+
+def main() -> None:
+    app()

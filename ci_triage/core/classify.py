@@ -1,0 +1,133 @@
+"""Log lines + rules -> Classification: the root-cause line, its category, captures and stack.
+
+"unknown" is a value, not an exception: a log no rule explains still gets a root-cause line (the
+first `##[error]`) and a fingerprint, so it can be clustered with others like it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from collections.abc import Iterable, Sequence
+
+from ci_triage.core.fingerprint import fingerprint
+from ci_triage.core.rules import RuleSet
+from ci_triage.model import Classification, Frame, LogLine, RootCause, RuleMatch
+
+# `  File "/path/to/file.py", line 12, in function`, as printed by Python's traceback module.
+_FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<function>.+?)\s*$')
+_TRACEBACK_START = "Traceback (most recent call last):"
+# Where Actions runners check a repository out: hosted `/home/runner/work/<repo>/<repo>/`,
+# self-hosted `<root>/_work/<repo>/<repo>/`, container jobs `/__w/<repo>/<repo>/`.
+_CHECKOUT = re.compile(r"^.*?/(?:_work|work|__w)/(?P<repo>[^/]+)/(?P=repo)/")
+_SITE_PACKAGES = re.compile(r"^.*?/(?:site|dist)-packages/(?P<rest>.+)$")
+# Lines from the rule's own examples may be prefixed by `E   ` (pytest) or a logger; keep matching
+# bounded: a pathological line is cut before the regexes see it.
+_MAX_LINE = 4096
+_MAX_MATCHES = 2000
+
+
+def repo_relative(path: str) -> tuple[str, str | None]:
+    """Make a traceback path comparable to a PR's changed files: (path, package or None)."""
+    checkout = _CHECKOUT.match(path)
+    if checkout:
+        return path[checkout.end() :], None
+    site = _SITE_PACKAGES.match(path)
+    if site:
+        rest = site.group("rest")
+        return rest, rest.split("/", 1)[0].removesuffix(".py")
+    return path, None
+
+
+def _frames_before(lines: Sequence[LogLine], index: int) -> tuple[Frame, ...]:
+    """Frames of the last Python traceback that ends at or just before lines[index]."""
+    start = None
+    for back in range(index, max(-1, index - 400), -1):
+        if _TRACEBACK_START in lines[back].text:
+            start = back
+            break
+    if start is None:
+        return ()
+    frames = []
+    for line in lines[start:index + 1]:
+        found = _FRAME.match(line.text)
+        if found:
+            path, package = repo_relative(found.group("path"))
+            frames.append(Frame(path, int(found.group("line")), found.group("function"), package))
+    return tuple(frames)
+
+
+def find_matches(lines: Iterable[LogLine], rule_set: RuleSet) -> list[RuleMatch]:
+    matches: list[RuleMatch] = []
+    for line in lines:
+        text = line.text[:_MAX_LINE]
+        for rule in rule_set.rules:
+            captures = rule.match(text)
+            if captures is not None:
+                matches.append(RuleMatch(rule.id, rule.category, rule.retryable, rule.priority, line, captures))
+                if len(matches) >= _MAX_MATCHES:
+                    return matches
+                break  # one rule per line: the highest-priority one that matches
+    return matches
+
+
+def classify(lines: Sequence[LogLine], rule_set: RuleSet) -> Classification:
+    matches = find_matches(lines, rule_set)
+    boilerplate = {rule.id for rule in rule_set.rules if rule.boilerplate}
+    causes = [m for m in matches if m.rule_id not in boilerplate]
+    captures: dict[str, str] = {}
+    for match in matches:
+        if match.rule_id in boilerplate:
+            captures.update(match.captures)
+    failed_tests = tuple(dict.fromkeys(m.captures["test"] for m in matches if "test" in m.captures))
+
+    if causes:
+        # Highest priority wins; among equals, the earliest line: downstream errors come later.
+        winner = min(causes, key=lambda m: (m.priority, m.line.number))
+        captures.update({k: v for k, v in winner.captures.items() if k != "test"})
+        index = next(i for i, line in enumerate(lines) if line.number == winner.line.number)
+        root = RootCause(winner.line.number, winner.line.text, winner.line.step)
+        return Classification(
+            category=winner.category,
+            retryable=winner.retryable,
+            rule_id=winner.rule_id,
+            root_cause=root,
+            captures=captures,
+            frames=_frames_before(lines, index),
+            failed_tests=failed_tests,
+            fingerprint=fingerprint(winner.category, winner.line.text),
+            matches=tuple(matches),
+        )
+
+    error_line = next((line for line in lines if line.text.startswith("##[error]")), None)
+    root = RootCause(error_line.number, error_line.text, error_line.step) if error_line else None
+    return Classification(
+        category="unknown",
+        retryable=False,
+        rule_id=None,
+        root_cause=root,
+        captures=captures,
+        frames=(),
+        failed_tests=failed_tests,
+        fingerprint=fingerprint("unknown", error_line.text) if error_line else None,
+        matches=tuple(matches),
+    )
+
+
+def focus_on_test(classification: Classification, test: str) -> Classification:
+    """The same classification with the root cause moved to the line that reports `test` failing.
+
+    Used when the base branch already fails some tests: the interesting line is the first failure
+    the PR brought, not the first failure in the log.
+    """
+    match = next((m for m in classification.matches if m.captures.get("test") == test), None)
+    if match is None:
+        return classification
+    return replace(
+        classification,
+        category=match.category,
+        retryable=match.retryable,
+        rule_id=match.rule_id,
+        root_cause=RootCause(match.line.number, match.line.text, match.line.step),
+        fingerprint=fingerprint(match.category, match.line.text),
+    )

@@ -1,0 +1,194 @@
+"""Facts about a failed job + policy -> a verdict with its evidence and whether to rerun.
+
+Pure. Every evidence item is a sentence a maintainer can check, with a link where there is one.
+A rerun is never recommended on incomplete evidence: a log that could not be read is not evidence.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ci_triage.core.relate import relate
+from ci_triage.core.timeline import died_early
+from ci_triage.model import (
+    ChangedFile,
+    Evidence,
+    JobFacts,
+    JobVerdict,
+    LogStatus,
+    Relatedness,
+    Verdict,
+)
+
+ERRNO_NAMES = {"-98": "EADDRINUSE", "98": "EADDRINUSE"}
+
+
+@dataclass(frozen=True)
+class Policy:
+    """Defaults suit a busy repository with shared self-hosted runners."""
+
+    # Categories an infra failure may have. Only these can lead to a rerun.
+    retryable_categories: frozenset[str] = frozenset(
+        {"port_in_use", "network", "runner_lost", "job_timeout", "disk_full", "container", "device_error",
+         "collective_timeout", "accelerator_oom", "crash"}
+    )
+    # These may equally be the PR's fault (its model got bigger, it deadlocks): rerun only with
+    # evidence that something else was competing for the runner at the time.
+    need_contention: frozenset[str] = frozenset({"accelerator_oom", "collective_timeout", "crash", "job_timeout"})
+    possibly_related_blocks_rerun: bool = False
+    died_early_ratio: float = 0.85
+
+
+def _minutes(seconds: float) -> str:
+    return f"{seconds / 60:.1f} min"
+
+
+def _root_cause_evidence(facts: JobFacts) -> Evidence | None:
+    c = facts.classification
+    if c.root_cause is None:
+        return None
+    where = f"line {c.root_cause.line}" + (f" of step '{c.root_cause.step}'" if c.root_cause.step else "")
+    facts_said = []
+    if "port" in c.captures:
+        facts_said.append(f"port {c.captures['port']}")
+    if "errno" in c.captures:
+        errno = c.captures["errno"]
+        facts_said.append(f"code {errno} ({ERRNO_NAMES[errno]})" if errno in ERRNO_NAMES else f"errno {errno}")
+    detail = f" [{', '.join(facts_said)}]" if facts_said else ""
+    text = f"Root cause ({c.category}) at {where}{detail}: {c.root_cause.text.strip()}"
+    return Evidence("root_cause", text, facts.job.html_url)
+
+
+def _contention_evidence(facts: JobFacts) -> list[Evidence]:
+    items = []
+    others = [o for o in facts.overlapping_jobs if o.pr is not None or o.branch]
+    if facts.in_flight_prs:
+        prs = ", ".join(f"#{n}" for n in facts.in_flight_prs)
+        same_host = [o for o in facts.overlapping_jobs if o.same_host]
+        host_note = f", {len(same_host)} of them on the same host" if same_host else ""
+        longest = others[0] if others else None
+        text = (
+            f"{len(facts.overlapping_jobs)} job(s) of other runs shared the runner pool while it ran{host_note}; "
+            f"PRs in flight at once: {prs}"
+        )
+        if longest is not None:
+            who = f"PR #{longest.pr}" if longest.pr else f"branch {longest.branch}"
+            text += f" (longest overlap: {longest.name} of {who} on {longest.runner_name}, {_minutes(longest.overlap_s)})"
+        items.append(Evidence("contention", text + ".", longest.html_url if longest else None, Verdict.INFRA_FLAKE))
+    if facts.later_jobs_passed:
+        first = facts.later_jobs_passed[0]
+        items.append(
+            Evidence(
+                "queue_drained",
+                f"{len(facts.later_jobs_passed)} job(s) that started on the same pool after it ended passed.",
+                first.html_url,
+                Verdict.INFRA_FLAKE,
+            )
+        )
+    return items
+
+
+def _died_early_evidence(facts: JobFacts, policy: Policy) -> Evidence | None:
+    baseline, duration = facts.baseline, facts.job.duration_s
+    if baseline is None or duration is None:
+        return None
+    if died_early(facts.job, baseline, policy.died_early_ratio):
+        return Evidence(
+            "died_early",
+            f"Died at {_minutes(duration)}; successful runs of '{baseline.job_name}' take "
+            f"{_minutes(baseline.median_s)} (median of {baseline.samples}), so it failed before the real work.",
+            facts.job.html_url,
+            Verdict.INFRA_FLAKE,
+        )
+    return None
+
+
+def _relatedness_evidence(relatedness: Relatedness, files: tuple[str, ...], n_changed: int) -> Evidence:
+    if relatedness is Relatedness.RELATED:
+        return Evidence("relatedness", f"The failure passes through changed code: {', '.join(files)}.",
+                        supports=Verdict.PR_RELATED)
+    if relatedness is Relatedness.POSSIBLY_RELATED:
+        return Evidence(
+            "relatedness",
+            f"The PR changes files this job exercises ({', '.join(files)}), but the failing stack never enters them.",
+        )
+    return Evidence(
+        "relatedness", f"None of the PR's {n_changed} changed file(s) is on this job's code path.",
+        supports=Verdict.INFRA_FLAKE,
+    )
+
+
+def decide(facts: JobFacts, changed_files: tuple[ChangedFile, ...], policy: Policy = Policy()) -> JobVerdict:
+    c = facts.classification
+    relatedness, related_files = relate(facts.job.name, c.frames, c.failed_tests, changed_files)
+    evidence: list[Evidence] = []
+    root = _root_cause_evidence(facts)
+    if root:
+        evidence.append(root)
+
+    def verdict(v: Verdict, confidence: float, rerun: bool) -> JobVerdict:
+        return JobVerdict(facts, relatedness, related_files, v, round(confidence, 2), rerun, tuple(evidence))
+
+    if facts.log_status is not LogStatus.AVAILABLE:
+        evidence.append(Evidence("missing", f"The job's log is {facts.log_status.value}: no rerun without it.",
+                                 facts.job.html_url))
+        return verdict(Verdict.NEEDS_REVIEW, 0.3, False)
+
+    evidence.append(_relatedness_evidence(relatedness, related_files, len(changed_files)))
+
+    if c.category in ("test_failure", "import_error"):
+        return _decide_test_failure(facts, relatedness, evidence, verdict)
+
+    if c.category not in policy.retryable_categories or not c.retryable:
+        evidence.append(Evidence("unclassified", "No rule explains this failure; a person should look."))
+        return verdict(Verdict.NEEDS_REVIEW, 0.4, False)
+
+    if relatedness is Relatedness.RELATED:
+        return verdict(Verdict.PR_RELATED, 0.8, False)
+
+    contention = _contention_evidence(facts)
+    early = _died_early_evidence(facts, policy)
+    evidence.extend(contention)
+    if early:
+        evidence.append(early)
+    has_contention = any(e.kind == "contention" for e in contention)
+    if c.category in policy.need_contention and not has_contention:
+        evidence.append(Evidence("no_contention", f"A {c.category} needs a competing job as evidence; none was found."))
+        return verdict(Verdict.NEEDS_REVIEW, 0.5, False)
+
+    confidence = 0.6 + 0.15 * has_contention + 0.1 * (early is not None) + 0.05 * bool(facts.later_jobs_passed)
+    confidence += 0.1 if relatedness is Relatedness.UNRELATED else 0.0
+    rerun = not (relatedness is Relatedness.POSSIBLY_RELATED and policy.possibly_related_blocks_rerun)
+    return verdict(Verdict.INFRA_FLAKE, min(confidence, 0.99), rerun)
+
+
+def _decide_test_failure(facts, relatedness, evidence, verdict) -> JobVerdict:
+    failing = set(facts.classification.failed_tests)
+    base = facts.base_comparison
+    if base is not None and base.conclusion in ("failure", "timed_out"):
+        on_base = failing & set(base.failed_tests)
+        new = sorted(failing - set(base.failed_tests))
+        if failing and not new:
+            evidence.append(Evidence(
+                "base_branch",
+                f"The same {len(on_base)} test(s) fail on {base.base_ref} too (run {base.run_id}): "
+                "they fail before this PR and are not its doing.",
+                base.html_url, Verdict.BROKEN_BASE,
+            ))
+            return verdict(Verdict.BROKEN_BASE, 0.9, False)
+        if new:
+            evidence.append(Evidence(
+                "new_failures",
+                f"{len(new)} failing test(s) do not fail on {base.base_ref}: {', '.join(new[:5])}"
+                + (" ..." if len(new) > 5 else "") + ".",
+                facts.job.html_url, Verdict.PR_RELATED,
+            ))
+    elif base is not None:
+        evidence.append(Evidence(
+            "base_branch", f"The same job passes on {base.base_ref} (run {base.run_id}).", base.html_url,
+            Verdict.PR_RELATED,
+        ))
+    if relatedness is Relatedness.UNRELATED and base is None:
+        return verdict(Verdict.NEEDS_REVIEW, 0.5, False)
+    confidence = 0.9 if relatedness is Relatedness.RELATED else 0.7
+    return verdict(Verdict.PR_RELATED, confidence, False)

@@ -1,0 +1,86 @@
+"""The stable `--format json` contract of `ci-triage report`. Add fields; never rename or remove one."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ci_triage.model import JobVerdict, PullReport
+from ci_triage.serialize import iso
+
+SCHEMA_VERSION = 1
+
+
+def job_entry(verdict: JobVerdict) -> dict[str, Any]:
+    facts = verdict.facts
+    job, run, c = facts.job, facts.run, facts.classification
+    root = c.root_cause
+    return {
+        "run_id": run.id,
+        "run_attempt": job.run_attempt,
+        "job_id": job.id,
+        "workflow": run.workflow_name,
+        "name": job.name,
+        "conclusion": job.conclusion,
+        "started_at": iso(job.started_at),
+        "completed_at": iso(job.completed_at),
+        "duration_s": job.duration_s,
+        "runner_name": job.runner_name,
+        "labels": list(job.labels),
+        "html_url": job.html_url,
+        "log": facts.log_status.value,
+        "category": c.category,
+        "retryable": c.retryable,
+        "rule_id": c.rule_id,
+        "root_cause": {"line": root.line, "text": root.text, "step": root.step} if root else None,
+        "captures": dict(c.captures),
+        "fingerprint": c.fingerprint,
+        "frames": [{"path": f.path, "line": f.line, "function": f.function, "package": f.package}
+                   for f in c.frames],
+        "failed_tests": list(c.failed_tests),
+        "overlapping_jobs": [
+            {"pr": o.pr, "branch": o.branch, "run_id": o.run_id, "job_id": o.job_id, "name": o.name,
+             "runner_name": o.runner_name, "same_host": o.same_host, "conclusion": o.conclusion,
+             "overlap_s": o.overlap_s, "html_url": o.html_url}
+            for o in facts.overlapping_jobs
+        ],
+        "in_flight_prs": list(facts.in_flight_prs),
+        "later_jobs_passed": [{"pr": o.pr, "run_id": o.run_id, "job_id": o.job_id, "name": o.name}
+                              for o in facts.later_jobs_passed],
+        "baseline": None if facts.baseline is None else {
+            "samples": facts.baseline.samples, "median_s": facts.baseline.median_s,
+            "spread_s": facts.baseline.spread_s},
+        "base_branch": None if facts.base_comparison is None else {
+            "ref": facts.base_comparison.base_ref, "run_id": facts.base_comparison.run_id,
+            "job_id": facts.base_comparison.job_id, "conclusion": facts.base_comparison.conclusion,
+            "failed_tests": list(facts.base_comparison.failed_tests)},
+        "relatedness": verdict.relatedness.value,
+        "related_changed_files": list(verdict.related_changed_files),
+        "verdict": verdict.verdict.value,
+        "confidence": verdict.confidence,
+        "rerun_recommended": verdict.rerun_recommended,
+        "evidence": [e.text for e in verdict.evidence],
+        "evidence_links": [{"kind": e.kind, "text": e.text, "url": e.url} for e in verdict.evidence],
+    }
+
+
+def report_dict(report: PullReport) -> dict[str, Any]:
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "repo": report.repo,
+        "pr": report.pull.number,
+        "title": report.pull.title,
+        "head_sha": report.pull.head_sha,
+        "head_repo": report.pull.head_repo,
+        "base_ref": report.pull.base_ref,
+        "html_url": report.pull.html_url,
+        "changed_files": [f.filename for f in report.changed_files],
+        "runs": [{"run_id": r.id, "run_attempt": r.attempt, "workflow": r.workflow_name, "status": r.status,
+                  "conclusion": r.conclusion, "html_url": r.html_url} for r in report.runs],
+        "failed_jobs": [job_entry(v) for v in report.failed_jobs],
+        "notes": list(report.notes),
+    }
+
+
+def render(report: PullReport) -> str:
+    return json.dumps(report_dict(report), indent=2, sort_keys=False) + "\n"

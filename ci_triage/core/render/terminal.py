@@ -1,0 +1,136 @@
+"""A PR report as rich renderables for the terminal. Pure: builds objects, prints nothing."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from rich.console import Group, RenderableType
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from ci_triage.core.render.common import VERDICT_LABEL, clock, minutes, rerun_text, who
+from ci_triage.model import Job, JobVerdict, PullReport, Verdict
+
+VERDICT_STYLE = {
+    Verdict.INFRA_FLAKE: "bold yellow",
+    Verdict.PR_RELATED: "bold red",
+    Verdict.BROKEN_BASE: "bold magenta",
+    Verdict.NEEDS_REVIEW: "bold cyan",
+}
+BAR_WIDTH = 48
+MAX_ROWS = 10
+
+
+def _bar(start: datetime | None, end: datetime | None, low: datetime, high: datetime, char: str) -> str:
+    if start is None or end is None:
+        return " " * BAR_WIDTH
+    total = max((high - low).total_seconds(), 1.0)
+    a = int((start - low).total_seconds() / total * BAR_WIDTH)
+    b = max(a + 1, int((end - low).total_seconds() / total * BAR_WIDTH))
+    return " " * a + char * (b - a) + " " * (BAR_WIDTH - b)
+
+
+def short_timeline(verdict: JobVerdict, jobs_by_id: dict[int, Job]) -> Table:
+    """The failed job against the jobs of other runs it overlapped, on one time axis."""
+    failed = verdict.facts.job
+    others = [jobs_by_id[o.job_id] for o in verdict.facts.overlapping_jobs[: MAX_ROWS - 1] if o.job_id in jobs_by_id]
+    rows = [failed, *others]
+    low = min(j.started_at for j in rows if j.started_at)
+    high = max(j.completed_at for j in rows if j.completed_at)
+    table = Table(box=None, show_header=True, pad_edge=False, header_style="dim")
+    table.add_column("PR", no_wrap=True)
+    table.add_column("job", no_wrap=True)
+    table.add_column("runner", no_wrap=True)
+    table.add_column(f"{clock(low)} … {clock(high)} UTC", no_wrap=True)
+    pr_by_job = {o.job_id: who(o) for o in verdict.facts.overlapping_jobs}
+    for job in rows:
+        is_failed_job = job.id == failed.id
+        char = "█" if job.conclusion == "success" else "▓"
+        style = "red" if job.failed else "green"
+        table.add_row("▶ this" if is_failed_job else pr_by_job.get(job.id, "?"), _short_job(job.name),
+                      _short_runner(job), Text(_bar(job.started_at, job.completed_at, low, high, char), style=style))
+    return table
+
+
+def _short_job(name: str) -> str:
+    """The matrix part of a job name, when there is one: `vllm-example (eagle3)` -> `eagle3`."""
+    if name.endswith(")") and "(" in name:
+        return name[name.rindex("(") + 1 : -1]
+    return name
+
+
+def _short_runner(job: Job) -> str:
+    """The runner name without its pool label prefix: `linux-aarch64-a2-8-node2-r1` -> `node2-r1`."""
+    name = job.runner_name or "?"
+    for label in job.labels:
+        if name.startswith(label + "-"):
+            return name[len(label) + 1 :]
+    return name
+
+
+def _job_panel(verdict: JobVerdict, jobs_by_id: dict[int, Job]) -> Panel:
+    facts = verdict.facts
+    job, c = facts.job, facts.classification
+    parts: list[RenderableType] = []
+    head = Text()
+    head.append(f"{verdict.verdict.value}", style=VERDICT_STYLE[verdict.verdict])
+    head.append(f" — {VERDICT_LABEL[verdict.verdict]}, {rerun_text(verdict)} (confidence {verdict.confidence:.2f})")
+    parts.append(head)
+    info = Table.grid(padding=(0, 1))
+    info.add_column(style="dim")
+    info.add_column()
+    info.add_row("category", f"{c.category}" + (f"  [dim](rule {c.rule_id})[/dim]" if c.rule_id else ""))
+    if c.root_cause:
+        info.add_row("root cause", Text(f"line {c.root_cause.line}"
+                                        + (f", step '{c.root_cause.step}'" if c.root_cause.step else "")))
+        info.add_row("", Text(c.root_cause.text.strip(), style="bold"))
+    if c.captures:
+        info.add_row("captures", ", ".join(f"{k}={v}" for k, v in sorted(c.captures.items())))
+    info.add_row("ran", f"{clock(job.started_at)}–{clock(job.completed_at)} UTC on {job.runner_name} "
+                        f"({', '.join(job.labels)}), {minutes(job.duration_s)}")
+    info.add_row("job", Text(job.html_url, style="link " + job.html_url))
+    if facts.overlapping_jobs:
+        prs = ", ".join(f"#{n}" for n in facts.in_flight_prs) or "none"
+        info.add_row("overlapping", f"{len(facts.overlapping_jobs)} job(s) of other runs; PRs in flight: {prs}")
+    related = ", ".join(verdict.related_changed_files) or "none"
+    info.add_row("related files", Text(related + f"  ({verdict.relatedness.value})"))
+    parts.append(info)
+    evidence = Table.grid(padding=(0, 1))
+    evidence.add_column()
+    evidence.add_column()
+    for item in verdict.evidence:
+        if item.kind != "root_cause":  # shown above
+            evidence.add_row("•", Text(item.text))
+    parts.append(Text("evidence", style="dim"))
+    parts.append(evidence)
+    if facts.overlapping_jobs:
+        parts.append(Text("timeline", style="dim"))
+        parts.append(short_timeline(verdict, jobs_by_id))
+    return Panel(Group(*parts), title=f"[bold]{job.name}[/bold] · {facts.run.workflow_name}", title_align="left")
+
+
+def render(report: PullReport) -> RenderableType:
+    pull = report.pull
+    title = Text()
+    title.append(f"PR #{pull.number}", style="bold")
+    title.append(f" {pull.title}\n")
+    title.append(f"{report.repo} · head {pull.head_sha[:7]} · {len(report.changed_files)} changed file(s)",
+                 style="dim")
+    if not report.failed_jobs:
+        return Group(title, Text("No failed jobs on the head commit.", style="green"))
+    summary = Table(title=None, show_lines=False)
+    summary.add_column("failed job")
+    summary.add_column("workflow")
+    summary.add_column("category")
+    summary.add_column("verdict")
+    summary.add_column("rerun")
+    for verdict in report.failed_jobs:
+        summary.add_row(verdict.facts.job.name, verdict.facts.run.workflow_name,
+                        verdict.facts.classification.category,
+                        Text(verdict.verdict.value, style=VERDICT_STYLE[verdict.verdict]),
+                        "yes" if verdict.rerun_recommended else "no")
+    jobs_by_id = {job.id: job for job in report.timeline_jobs}
+    panels = [_job_panel(v, jobs_by_id) for v in report.failed_jobs]
+    notes = [Text(note, style="dim") for note in report.notes]
+    return Group(title, summary, *panels, *notes)

@@ -1,0 +1,76 @@
+"""A triage case: GitHub's own payloads for one PR's failure, saved to replay offline.
+
+Written by `ci-triage record` (from a live repository) or built by the demo scenario; served by the
+local GitHub fake (replay.py). Payloads are kept exactly as GitHub sent them, with the API and web
+bases normalised to api.github.com and github.com so a case recorded on GitHub Enterprise replays
+the same way; the fake rewrites them to its own address when it serves them.
+
+Layout (format "ci-triage-case", version 1):
+    source:     {kind: "recording" | "reconstruction", description, recorded_at, ...}
+    repository: the full repository object (GET /repos/{owner}/{repo})
+    pulls:      full pull request objects (GET /repos/{owner}/{repo}/pulls/{number})
+    pull_files: {"<number>": [file objects]} (GET .../pulls/{number}/files)
+    workflows:  workflow objects (GET .../actions/workflows)
+    runs:       workflow run objects, one per attempt (GET .../actions/runs/{id}/attempts/{n})
+    jobs:       job objects of every attempt (GET .../actions/runs/{id}/attempts/{n}/jobs)
+    logs:       {"<job_id>": raw log text} (GET .../actions/jobs/{id}/logs, after the redirect)
+    files:      {"<path>": text} repository files at the default branch (workflow files, config)
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+from ci_triage.errors import CaseFileError
+
+CASE_FORMAT = "ci-triage-case"
+CASE_VERSION = 1
+API_BASE = "https://api.github.com"
+WEB_BASE = "https://github.com"
+_SECTIONS = ("repository", "pulls", "pull_files", "workflows", "runs", "jobs", "logs")
+
+
+def validate_case(case: Any, origin: str = "case") -> dict[str, Any]:
+    if not isinstance(case, dict) or case.get("format") != CASE_FORMAT:
+        raise CaseFileError(f"{origin} is not a ci-triage case file (no \"format\": \"{CASE_FORMAT}\")")
+    if case.get("version") != CASE_VERSION:
+        raise CaseFileError(
+            f"{origin} is a case of version {case.get('version')!r}; this ci-triage reads version {CASE_VERSION}"
+        )
+    missing = [section for section in _SECTIONS if section not in case]
+    if missing:
+        raise CaseFileError(f"{origin} lacks the section(s) {', '.join(missing)}")
+    return case
+
+
+def load_case(path: Path) -> dict[str, Any]:
+    try:
+        raw = Path(path).read_bytes()
+        if raw[:2] == b"\x1f\x8b":
+            raw = gzip.decompress(raw)
+        case = json.loads(raw)
+    except FileNotFoundError:
+        raise CaseFileError(f"case file {path} does not exist") from None
+    except (OSError, EOFError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CaseFileError(f"case file {path} cannot be read: {exc}") from None
+    return validate_case(case, f"case file {path}")
+
+
+def dump_case(case: dict[str, Any], path: Path) -> None:
+    text = json.dumps(case, indent=1, sort_keys=True) + "\n"
+    data = gzip.compress(text.encode(), mtime=0) if str(path).endswith(".gz") else text.encode()
+    Path(path).write_bytes(data)
+
+
+def normalise_urls(payload: Any, api_url: str, web_url: str) -> Any:
+    """Rewrite a live API's bases to api.github.com / github.com (for GitHub Enterprise recordings)."""
+    text = json.dumps(payload)
+    api_url, web_url = api_url.rstrip("/"), web_url.rstrip("/")
+    if api_url != API_BASE:
+        text = text.replace(api_url, API_BASE)
+    if web_url != WEB_BASE:
+        text = text.replace(web_url, WEB_BASE)
+    return json.loads(text)

@@ -1,0 +1,261 @@
+"""Plain values shared by every layer.
+
+The shell turns GitHub's payloads into these at once; the pure core only ever sees these.
+All datetimes are timezone-aware UTC.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+
+
+class Verdict(StrEnum):
+    INFRA_FLAKE = "infra_flake"
+    PR_RELATED = "pr_related"
+    BROKEN_BASE = "broken_base"
+    NEEDS_REVIEW = "needs_review"
+
+
+class Relatedness(StrEnum):
+    RELATED = "related"  # the failing stack passes through changed code
+    POSSIBLY_RELATED = "possibly_related"  # the job exercises changed paths, the stack does not show it
+    UNRELATED = "unrelated"
+
+
+class LogStatus(StrEnum):
+    """Whether a failed job's log could be read. Anything but AVAILABLE is missing evidence."""
+
+    AVAILABLE = "available"
+    EXPIRED = "expired"  # GitHub keeps logs for a limited time (404/410 after that)
+    MISSING = "missing"  # e.g. the runner was lost before it uploaded anything
+    UNREADABLE = "unreadable"  # the download failed after retries
+
+
+# Job conclusions that mean "this job failed"; cancelled and skipped jobs are not failures to triage.
+FAILED_CONCLUSIONS = frozenset({"failure", "timed_out", "startup_failure"})
+
+
+@dataclass(frozen=True)
+class PullRequest:
+    number: int
+    title: str
+    state: str
+    author: str
+    head_sha: str
+    head_ref: str
+    head_repo: str | None  # full name; None when the fork was deleted
+    base_repo: str
+    base_ref: str
+    base_sha: str
+    html_url: str
+
+    @property
+    def is_fork(self) -> bool:
+        return self.head_repo != self.base_repo
+
+
+@dataclass(frozen=True)
+class ChangedFile:
+    filename: str
+    status: str  # added, removed, modified, renamed, copied, changed, unchanged
+    additions: int
+    deletions: int
+    previous_filename: str | None = None
+
+
+@dataclass(frozen=True)
+class Run:
+    id: int
+    attempt: int
+    workflow_id: int
+    workflow_name: str
+    workflow_path: str
+    event: str
+    status: str  # queued, in_progress, completed, ...
+    conclusion: str | None
+    head_sha: str
+    head_branch: str | None
+    head_repo: str | None
+    pr_numbers: tuple[int, ...]  # empty for runs from forks: match those by head SHA
+    created_at: datetime
+    updated_at: datetime
+    html_url: str
+
+    @property
+    def is_completed(self) -> bool:
+        return self.status == "completed"
+
+
+@dataclass(frozen=True)
+class Step:
+    number: int
+    name: str
+    status: str
+    conclusion: str | None
+    started_at: datetime | None
+    completed_at: datetime | None
+
+
+@dataclass(frozen=True)
+class Job:
+    id: int
+    run_id: int
+    run_attempt: int
+    workflow_name: str
+    name: str
+    status: str
+    conclusion: str | None
+    created_at: datetime
+    started_at: datetime | None
+    completed_at: datetime | None
+    runner_name: str | None
+    runner_group_name: str | None
+    labels: tuple[str, ...]
+    head_sha: str
+    head_branch: str | None
+    html_url: str
+    steps: tuple[Step, ...] = ()
+
+    @property
+    def is_completed(self) -> bool:
+        return self.status == "completed"
+
+    @property
+    def failed(self) -> bool:
+        return self.conclusion in FAILED_CONCLUSIONS
+
+    @property
+    def duration_s(self) -> float | None:
+        if self.started_at is None or self.completed_at is None:
+            return None
+        return (self.completed_at - self.started_at).total_seconds()
+
+
+@dataclass(frozen=True)
+class LogLine:
+    number: int  # 1-based line number in the raw log as downloaded
+    text: str  # without timestamp prefix, ANSI codes or trailing newline
+    step: str | None  # the step section the line belongs to, when known
+    timestamp: str | None = None  # as printed by the runner (ISO 8601, 7 fractional digits)
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One frame of a Python traceback, with its path made comparable to the PR's files."""
+
+    path: str  # repo-relative when inside the checkout, else as printed
+    line: int
+    function: str
+    package: str | None = None  # top-level package name for site-packages frames
+
+
+@dataclass(frozen=True)
+class RootCause:
+    line: int
+    text: str
+    step: str | None
+
+
+@dataclass(frozen=True)
+class RuleMatch:
+    rule_id: str
+    category: str
+    retryable: bool
+    priority: int
+    line: LogLine
+    captures: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Classification:
+    category: str
+    retryable: bool
+    rule_id: str | None
+    root_cause: RootCause | None
+    captures: dict[str, str]
+    frames: tuple[Frame, ...]
+    failed_tests: tuple[str, ...]
+    fingerprint: str | None
+    matches: tuple[RuleMatch, ...] = ()
+
+
+@dataclass(frozen=True)
+class OverlappingJob:
+    pr: int | None  # None when the other run is not a PR run (a push to main, a schedule)
+    branch: str | None
+    run_id: int
+    job_id: int
+    name: str
+    runner_name: str | None
+    overlap_s: float
+    conclusion: str | None
+    same_host: bool
+    html_url: str
+
+
+@dataclass(frozen=True)
+class DurationBaseline:
+    job_name: str
+    samples: int
+    median_s: float
+    spread_s: float  # median absolute deviation
+
+
+@dataclass(frozen=True)
+class BaseComparison:
+    """The same job on the base branch, for telling pre-existing failures from new ones."""
+
+    base_ref: str
+    run_id: int
+    job_id: int
+    conclusion: str | None
+    failed_tests: tuple[str, ...]
+    html_url: str
+
+
+@dataclass(frozen=True)
+class Evidence:
+    kind: str  # root_cause, contention, died_early, relatedness, base_branch, missing, ...
+    text: str  # a sentence a maintainer can check
+    url: str | None = None
+    supports: Verdict | None = None
+
+
+@dataclass(frozen=True)
+class JobFacts:
+    """Everything gathered about one failed job, before a verdict is taken."""
+
+    job: Job
+    run: Run
+    log_status: LogStatus
+    classification: Classification
+    overlapping_jobs: tuple[OverlappingJob, ...]
+    in_flight_prs: tuple[int, ...]  # other PRs with jobs on the pool while this one ran
+    later_jobs_passed: tuple[OverlappingJob, ...]  # same pool, started after this one ended, passed
+    baseline: DurationBaseline | None
+    base_comparison: BaseComparison | None
+
+
+@dataclass(frozen=True)
+class JobVerdict:
+    facts: JobFacts
+    relatedness: Relatedness
+    related_changed_files: tuple[str, ...]
+    verdict: Verdict
+    confidence: float
+    rerun_recommended: bool
+    evidence: tuple[Evidence, ...]
+
+
+@dataclass(frozen=True)
+class PullReport:
+    repo: str
+    pull: PullRequest
+    changed_files: tuple[ChangedFile, ...]
+    runs: tuple[Run, ...]
+    failed_jobs: tuple[JobVerdict, ...]
+    timeline_jobs: tuple[Job, ...]  # jobs in the correlation window, for the timeline picture
+    runs_by_id: dict[int, Run] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()  # assumptions and gaps the reader should know about

@@ -1,0 +1,221 @@
+"""SQLite cache of what GitHub told us, plus the audit log of every action taken.
+
+A completed job and its log never change, so once stored they are never fetched again. Runs are
+stored per attempt: a rerun creates a new attempt whose jobs are fetched afresh. Logs are kept
+zlib-compressed. The schema is migrated forward with PRAGMA user_version; a file this version
+does not understand, or one that is not SQLite at all, is reported and left untouched.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import zlib
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ci_triage import serialize
+from ci_triage.errors import StoreError
+from ci_triage.model import ChangedFile, Job, LogStatus, Run
+
+# Each entry moves the schema from version i to i + 1. Never edit one that has shipped; append.
+MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE runs (
+        repo TEXT NOT NULL, id INTEGER NOT NULL, attempt INTEGER NOT NULL,
+        status TEXT NOT NULL, data TEXT NOT NULL, fetched_at TEXT NOT NULL,
+        PRIMARY KEY (repo, id, attempt)
+    );
+    CREATE TABLE jobs (
+        repo TEXT NOT NULL, id INTEGER NOT NULL, run_id INTEGER NOT NULL, run_attempt INTEGER NOT NULL,
+        name TEXT NOT NULL, status TEXT NOT NULL, conclusion TEXT,
+        started_at TEXT, completed_at TEXT, runner_name TEXT, labels TEXT NOT NULL,
+        data TEXT NOT NULL, fetched_at TEXT NOT NULL,
+        PRIMARY KEY (repo, id)
+    );
+    CREATE INDEX jobs_by_run ON jobs (repo, run_id, run_attempt);
+    CREATE TABLE steps (
+        repo TEXT NOT NULL, job_id INTEGER NOT NULL, number INTEGER NOT NULL, name TEXT NOT NULL,
+        status TEXT NOT NULL, conclusion TEXT, started_at TEXT, completed_at TEXT,
+        PRIMARY KEY (repo, job_id, number)
+    );
+    -- A row here says: every job of this completed run attempt is in `jobs`.
+    CREATE TABLE job_sets (
+        repo TEXT NOT NULL, run_id INTEGER NOT NULL, run_attempt INTEGER NOT NULL,
+        PRIMARY KEY (repo, run_id, run_attempt)
+    );
+    CREATE TABLE pr_files (
+        repo TEXT NOT NULL, pr INTEGER NOT NULL, head_sha TEXT NOT NULL, data TEXT NOT NULL,
+        PRIMARY KEY (repo, pr, head_sha)
+    );
+    CREATE TABLE logs (
+        repo TEXT NOT NULL, job_id INTEGER NOT NULL, status TEXT NOT NULL,
+        content BLOB, size INTEGER NOT NULL, fetched_at TEXT NOT NULL,
+        PRIMARY KEY (repo, job_id)
+    );
+    CREATE TABLE audit (
+        id INTEGER PRIMARY KEY AUTOINCREMENT, at TEXT NOT NULL, repo TEXT NOT NULL,
+        action TEXT NOT NULL, target TEXT NOT NULL, detail TEXT NOT NULL
+    );
+    """,
+)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat()
+
+
+class Store:
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+            self._db.execute("PRAGMA busy_timeout = 30000")
+            version = self._db.execute("PRAGMA user_version").fetchone()[0]
+            # Touching the schema tells a non-SQLite file from an empty new one without writing to it.
+            self._db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(
+                f"store {self.path} is not a readable ci-triage database ({exc})",
+                hint="It was left untouched; move it aside or pass --store to use another file.",
+            ) from None
+        except OSError as exc:
+            raise StoreError(f"cannot open store {self.path}: {exc.strerror or exc}") from None
+        if version > SCHEMA_VERSION:
+            raise StoreError(
+                f"store {self.path} has schema version {version}, newer than this ci-triage understands "
+                f"({SCHEMA_VERSION})",
+                hint="Upgrade ci-triage or pass --store to use another file.",
+            )
+        self._migrate(version)
+
+    def _migrate(self, version: int) -> None:
+        for target, script in enumerate(MIGRATIONS[version:], start=version + 1):
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+                # Another process may have migrated meanwhile.
+                if self._db.execute("PRAGMA user_version").fetchone()[0] >= target:
+                    self._db.execute("ROLLBACK")
+                    continue
+                for statement in script.split(";"):
+                    if statement.strip():
+                        self._db.execute(statement)
+                self._db.execute(f"PRAGMA user_version = {target}")
+                self._db.execute("COMMIT")
+            except sqlite3.DatabaseError as exc:
+                self._db.execute("ROLLBACK") if self._db.in_transaction else None
+                raise StoreError(f"cannot migrate store {self.path} to schema {target}: {exc}") from None
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _write(self, statements: Iterable[tuple[str, tuple[Any, ...]]]) -> None:
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+            for sql, params in statements:
+                self._db.execute(sql, params)
+            self._db.execute("COMMIT")
+        except sqlite3.DatabaseError as exc:
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+            raise StoreError(f"cannot write to store {self.path}: {exc}") from None
+
+    # --- runs -------------------------------------------------------------------------------
+    def save_run(self, repo: str, run: Run) -> None:
+        self._write([(
+            "INSERT OR REPLACE INTO runs VALUES (?, ?, ?, ?, ?, ?)",
+            (repo, run.id, run.attempt, run.status, json.dumps(serialize.dump(run)), _now()),
+        )])
+
+    def run(self, repo: str, run_id: int, attempt: int) -> Run | None:
+        row = self._db.execute(
+            "SELECT data FROM runs WHERE repo = ? AND id = ? AND attempt = ?", (repo, run_id, attempt)
+        ).fetchone()
+        return serialize.load_run(json.loads(row[0])) if row else None
+
+    # --- jobs -------------------------------------------------------------------------------
+    def save_jobs(self, repo: str, run: Run, jobs: Iterable[Job]) -> None:
+        """Store the jobs of one run attempt; mark the set complete when the run is."""
+        statements: list[tuple[str, tuple[Any, ...]]] = []
+        now = _now()
+        for job in jobs:
+            statements.append((
+                "INSERT OR REPLACE INTO jobs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (repo, job.id, job.run_id, job.run_attempt, job.name, job.status, job.conclusion,
+                 serialize.iso(job.started_at), serialize.iso(job.completed_at), job.runner_name,
+                 json.dumps(list(job.labels)), json.dumps(serialize.dump(job)), now),
+            ))
+            statements.append(("DELETE FROM steps WHERE repo = ? AND job_id = ?", (repo, job.id)))
+            for step in job.steps:
+                statements.append((
+                    "INSERT INTO steps VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (repo, job.id, step.number, step.name, step.status, step.conclusion,
+                     serialize.iso(step.started_at), serialize.iso(step.completed_at)),
+                ))
+        if run.is_completed:
+            statements.append(("INSERT OR IGNORE INTO job_sets VALUES (?, ?, ?)", (repo, run.id, run.attempt)))
+        self._write(statements)
+
+    def jobs_of(self, repo: str, run_id: int, attempt: int) -> list[Job] | None:
+        """All jobs of a completed run attempt, or None when they are not all stored."""
+        if not self._db.execute(
+            "SELECT 1 FROM job_sets WHERE repo = ? AND run_id = ? AND run_attempt = ?", (repo, run_id, attempt)
+        ).fetchone():
+            return None
+        rows = self._db.execute(
+            "SELECT data FROM jobs WHERE repo = ? AND run_id = ? AND run_attempt = ? ORDER BY id",
+            (repo, run_id, attempt),
+        ).fetchall()
+        return [serialize.load_job(json.loads(row[0])) for row in rows]
+
+    # --- pull request files -----------------------------------------------------------------
+    def save_pr_files(self, repo: str, pr: int, head_sha: str, files: Iterable[ChangedFile]) -> None:
+        data = json.dumps([serialize.dump(f) for f in files])
+        self._write([("INSERT OR REPLACE INTO pr_files VALUES (?, ?, ?, ?)", (repo, pr, head_sha, data))])
+
+    def pr_files(self, repo: str, pr: int, head_sha: str) -> list[ChangedFile] | None:
+        row = self._db.execute(
+            "SELECT data FROM pr_files WHERE repo = ? AND pr = ? AND head_sha = ?", (repo, pr, head_sha)
+        ).fetchone()
+        return [serialize.load_changed_file(f) for f in json.loads(row[0])] if row else None
+
+    # --- logs -------------------------------------------------------------------------------
+    def save_log(self, repo: str, job_id: int, status: LogStatus, text: str | None) -> None:
+        content = zlib.compress(text.encode("utf-8", "surrogateescape"), 6) if text is not None else None
+        size = len(text) if text is not None else 0
+        self._write([(
+            "INSERT OR REPLACE INTO logs VALUES (?, ?, ?, ?, ?, ?)",
+            (repo, job_id, status.value, content, size, _now()),
+        )])
+
+    def log(self, repo: str, job_id: int) -> tuple[LogStatus, str | None] | None:
+        row = self._db.execute(
+            "SELECT status, content FROM logs WHERE repo = ? AND job_id = ?", (repo, job_id)
+        ).fetchone()
+        if row is None:
+            return None
+        text = zlib.decompress(row[1]).decode("utf-8", "surrogateescape") if row[1] is not None else None
+        return LogStatus(row[0]), text
+
+    # --- audit ------------------------------------------------------------------------------
+    def audit(self, repo: str, action: str, target: str, detail: dict[str, Any]) -> None:
+        self._write([(
+            "INSERT INTO audit (at, repo, action, target, detail) VALUES (?, ?, ?, ?, ?)",
+            (_now(), repo, action, target, json.dumps(detail, sort_keys=True)),
+        )])
+
+    def counts(self) -> dict[str, int]:
+        return {
+            table: self._db.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+            for table in ("runs", "jobs", "steps", "pr_files", "logs", "audit")
+        }
