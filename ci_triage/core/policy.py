@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ci_triage.core.relate import relate
+from ci_triage.core.rules import describe_capture
 from ci_triage.core.timeline import died_early
 from ci_triage.model import (
     ChangedFile,
@@ -19,9 +20,6 @@ from ci_triage.model import (
     Relatedness,
     Verdict,
 )
-
-ERRNO_NAMES = {"-98": "EADDRINUSE", "98": "EADDRINUSE"}
-
 
 @dataclass(frozen=True)
 class Policy:
@@ -52,8 +50,7 @@ def _root_cause_evidence(facts: JobFacts) -> Evidence | None:
     if "port" in c.captures:
         facts_said.append(f"port {c.captures['port']}")
     if "errno" in c.captures:
-        errno = c.captures["errno"]
-        facts_said.append(f"code {errno} ({ERRNO_NAMES[errno]})" if errno in ERRNO_NAMES else f"errno {errno}")
+        facts_said.append(f"code {describe_capture('errno', c.captures['errno'])}")
     detail = f" [{', '.join(facts_said)}]" if facts_said else ""
     text = f"Root cause ({c.category}) at {where}{detail}: {c.root_cause.text.strip()}"
     return Evidence("root_cause", text, facts.job.html_url)

@@ -30,6 +30,15 @@ CATEGORIES = (
     "unknown",
 )
 NEVER_RETRYABLE = frozenset({"test_failure", "import_error"})
+# Symbolic names of errnos that captures report (Linux values; torch's c10d prints them negated).
+ERRNO_NAMES = {"98": "EADDRINUSE", "-98": "EADDRINUSE", "99": "EADDRNOTAVAIL", "-99": "EADDRNOTAVAIL",
+               "110": "ETIMEDOUT", "111": "ECONNREFUSED", "104": "ECONNRESET", "28": "ENOSPC"}
+
+
+def describe_capture(name: str, value: str) -> str:
+    if name == "errno" and value in ERRNO_NAMES:
+        return f"{value} ({ERRNO_NAMES[value]})"
+    return value
 
 
 @dataclass(frozen=True)

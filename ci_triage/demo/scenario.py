@@ -278,12 +278,12 @@ def _cpu_log(log: LogBuilder, *, failures: tuple[str, ...], runner: str, head_sh
               "/home/runner/work/verl-speco/verl-speco\nconfigfile: pyproject.toml")
     total = 254 + (1 if len(failures) > 9 else 0)
     log.write(f"collected {total} items", after_s=2)
-    log.advance_to(end - timedelta(seconds=25))
     log.write("", after_s=0.1)
     dots = "." * 60
     for _ in range(3):
         log.write(dots + " [ 23%]", after_s=6)
     log.write("." * 20 + "F" * min(len(failures), 9) + "." * 12 + " [ 94%]", after_s=8)
+    log.advance_to(end - timedelta(seconds=6))
     if failures:
         log.write("", after_s=1)
         log.write("=================================== FAILURES ===================================")

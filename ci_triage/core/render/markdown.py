@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ci_triage.core.render.common import VERDICT_ICON, VERDICT_LABEL, minutes, rerun_text, span, who
+from ci_triage.core.rules import describe_capture
 from ci_triage.model import JobVerdict, PullReport
 
 MAX_OVERLAPS = 8
@@ -27,7 +28,7 @@ def _job_section(verdict: JobVerdict) -> list[str]:
         lines.append(f"- **Root cause** (log line {c.root_cause.line}{step}):")
         lines += ["", "  ```", f"  {c.root_cause.text.strip()}", "  ```", ""]
     if c.captures:
-        lines.append("- **Facts:** " + ", ".join(f"{k} `{v}`" for k, v in sorted(c.captures.items())))
+        lines.append("- **Facts:** " + ", ".join(f"{k} `{describe_capture(k, v)}`" for k, v in sorted(c.captures.items())))
     lines.append(f"- **Ran:** {span(job)} UTC on `{job.runner_name}` ({', '.join(job.labels)}), "
                  f"{minutes(job.duration_s)}")
     lines.append("- **Evidence:**")

@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ci_triage.core.render.common import VERDICT_LABEL, clock, minutes, rerun_text, who
+from ci_triage.core.rules import describe_capture
 from ci_triage.model import Job, JobVerdict, PullReport, Verdict
 
 VERDICT_STYLE = {
@@ -86,7 +87,7 @@ def _job_panel(verdict: JobVerdict, jobs_by_id: dict[int, Job]) -> Panel:
                                         + (f", step '{c.root_cause.step}'" if c.root_cause.step else "")))
         info.add_row("", Text(c.root_cause.text.strip(), style="bold"))
     if c.captures:
-        info.add_row("captures", ", ".join(f"{k}={v}" for k, v in sorted(c.captures.items())))
+        info.add_row("captures", ", ".join(f"{k}={describe_capture(k, v)}" for k, v in sorted(c.captures.items())))
     info.add_row("ran", f"{clock(job.started_at)}–{clock(job.completed_at)} UTC on {job.runner_name} "
                         f"({', '.join(job.labels)}), {minutes(job.duration_s)}")
     info.add_row("job", Text(job.html_url, style="link " + job.html_url))

@@ -1,0 +1,90 @@
+import pytest
+
+from ci_triage.core.classify import classify, focus_on_test, repo_relative
+from ci_triage.core.logparse import parse_log
+from ci_triage.core.rules import builtin_rules, check_examples, parse_rules
+from ci_triage.errors import ConfigError
+
+STAMP = "2024-01-01T00:00:00.0000000Z "
+
+
+def _log(*lines: str) -> list:
+    return list(parse_log("".join(STAMP + line + "\n" for line in lines)))
+
+
+def test_builtin_rules_pass_their_own_examples():
+    assert check_examples(builtin_rules()) == []
+
+
+def test_port_clash_beats_the_louder_downstream_errors():
+    lines = _log(
+        "Traceback (most recent call last):",
+        '  File "/home/ci/actions-runner/_work/proj/proj/src/app/engine.py", line 12, in start',
+        '  File "/usr/lib/python3.10/site-packages/torch/distributed/rendezvous.py", line 198, in _create_c10d_store',
+        "torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. "
+        "port: 35191, useIpv6: false, code: -98, name: [::]:35191, message: address already in use",
+        "FAILED tests/test_engine.py::test_start - RuntimeError: engine died",
+        "##[error]Process completed with exit code 1.",
+    )
+    result = classify(lines, builtin_rules())
+    assert result.category == "port_in_use"
+    assert result.retryable is True
+    assert result.root_cause.line == 4
+    assert result.captures == {"port": "35191", "errno": "-98", "exit_code": "1"}
+    assert [(f.path, f.package) for f in result.frames] == [
+        ("src/app/engine.py", None), ("torch/distributed/rendezvous.py", "torch")]
+    assert result.failed_tests == ("tests/test_engine.py::test_start",)
+    assert result.fingerprint.startswith("v1:")
+
+
+def test_unexplained_failure_is_unknown_with_the_first_error_line_as_root_cause():
+    result = classify(_log("doing things", "##[error]Process completed with exit code 2."), builtin_rules())
+    assert result.category == "unknown"
+    assert result.retryable is False
+    assert result.root_cause.line == 2
+    assert result.captures == {"exit_code": "2"}
+
+
+def test_same_failure_on_other_ports_has_the_same_fingerprint():
+    def fp(port: str) -> str:
+        line = ("torch.distributed.DistNetworkError: The server socket has failed to listen on any local network "
+                f"address. port: {port}, useIpv6: false, code: -98, name: [::]:{port}, message: address already in use")
+        return classify(_log(line), builtin_rules()).fingerprint
+
+    assert fp("35191") == fp("38527")
+
+
+def test_focus_on_test_moves_the_root_cause_to_that_failure():
+    lines = _log("FAILED tests/a.py::test_old - E", "FAILED tests/b.py::test_new - AssertionError")
+    result = focus_on_test(classify(lines, builtin_rules()), "tests/b.py::test_new")
+    assert result.root_cause.line == 2
+
+
+@pytest.mark.parametrize("path, expected", [
+    ("/home/runner/work/repo/repo/pkg/mod.py", ("pkg/mod.py", None)),
+    ("/__w/repo/repo/pkg/mod.py", ("pkg/mod.py", None)),
+    ("/opt/py/lib/python3.11/site-packages/vllm/engine/llm_engine.py", ("vllm/engine/llm_engine.py", "vllm")),
+    ("/somewhere/else.py", ("/somewhere/else.py", None)),
+])
+def test_repo_relative_paths(path, expected):
+    assert repo_relative(path) == expected
+
+
+@pytest.mark.parametrize("text, message", [
+    ("[[rule]]\nid='x'\ncategory='nope'\npatterns=['a']\nexamples=['a']\nnear_misses=['b']", "unknown category"),
+    ("[[rule]]\nid='x'\ncategory='network'\npatterns=['(']\nexamples=['a']\nnear_misses=['b']", "does not compile"),
+    ("[[rule]]\nid='x'\ncategory='test_failure'\nretryable=true\npatterns=['a']\nexamples=['a']\nnear_misses=['b']",
+     "never retryable"),
+    ("[[rule]]\nid='x'\ncategory='network'\npatterns=['a']", "example"),
+    ("not toml [", "not valid TOML"),
+])
+def test_broken_rule_files_name_the_rule_and_the_problem(text, message):
+    with pytest.raises(ConfigError, match=message):
+        parse_rules(text, origin="my-rules.toml")
+
+
+def test_rule_examples_that_do_not_match_are_reported():
+    rules = parse_rules("[[rule]]\nid='x'\ncategory='network'\npatterns=['reset']\n"
+                        "examples=['Connection refused']\nnear_misses=['reset']")
+    problems = check_examples(rules)
+    assert len(problems) == 2 and all("'x'" in p for p in problems)

@@ -1,0 +1,43 @@
+from datetime import UTC, datetime
+
+from ci_triage.core.logparse import parse_log
+from ci_triage.model import Step
+
+
+def _step(number: int, name: str, start: str, end: str) -> Step:
+    day = "2024-01-01T"
+    return Step(number, name, "completed", "success",
+                datetime.fromisoformat(day + start).replace(tzinfo=UTC),
+                datetime.fromisoformat(day + end).replace(tzinfo=UTC))
+
+
+def test_prefix_bom_crlf_and_ansi_are_removed_and_line_numbers_kept():
+    raw = ("\ufeff2024-01-01T00:00:00.0000000Z first\r\n"
+           "2024-01-01T00:00:01.0000000Z \x1b[36;1mcoloured\x1b[0m\r\n"
+           "continuation without a stamp\n")
+    lines = list(parse_log(raw))
+    assert [(l.number, l.text) for l in lines] == [(1, "first"), (2, "coloured"), (3, "continuation without a stamp")]
+    assert lines[0].timestamp == "2024-01-01T00:00:00.0000000Z"
+    # A continuation line keeps the timestamp of the line it continues.
+    assert lines[2].timestamp == "2024-01-01T00:00:01.0000000Z"
+
+
+def test_lines_are_mapped_to_steps_by_the_jobs_api_timings():
+    steps = [_step(1, "Set up job", "00:00:00", "00:00:02"), _step(2, "Run tests", "00:00:03", "00:01:00"),
+             _step(3, "Complete job", "00:01:01", "00:01:01")]
+    raw = ("2024-01-01T00:00:00.5000000Z Current runner version: '2.321.0'\n"
+           "2024-01-01T00:00:03.1000000Z ##[group]Run pytest\n"
+           "2024-01-01T00:00:59.9000000Z FAILED tests/test_a.py::test_x\n"
+           "2024-01-01T00:01:01.0000000Z Cleaning up orphan processes\n")
+    assert [l.step for l in parse_log(raw, steps)] == ["Set up job", "Run tests", "Run tests", "Complete job"]
+
+
+def test_without_step_timings_the_group_header_names_the_step():
+    raw = ("2024-01-01T00:00:00.0000000Z ##[group]Run bash run.sh\n"
+           "2024-01-01T00:00:01.0000000Z boom\n")
+    assert [l.step for l in parse_log(raw)] == ["Run bash run.sh", "Run bash run.sh"]
+
+
+def test_empty_and_unterminated_logs():
+    assert list(parse_log("")) == []
+    assert [l.text for l in parse_log("no newline at the end")] == ["no newline at the end"]

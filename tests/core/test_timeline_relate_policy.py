@@ -1,0 +1,134 @@
+"""The pure correlation, relatedness and policy steps, on small hand-made values."""
+
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+
+from ci_triage.core import timeline
+from ci_triage.core.policy import Policy, decide
+from ci_triage.core.relate import exercised_files, job_tokens, relate
+from ci_triage.model import (
+    BaseComparison, ChangedFile, Classification, Frame, Job, JobFacts, LogStatus, RootCause, Run, Verdict,
+    Relatedness,
+)
+
+T0 = datetime(2026, 5, 12, 13, 0, tzinfo=UTC)
+
+
+def job(job_id: int, run_id: int, start_min: float, end_min: float, runner: str, conclusion: str = "success",
+        name: str = "vllm-example (eagle3)", labels: tuple[str, ...] = ("linux-aarch64-a2-8",)) -> Job:
+    return Job(job_id, run_id, 1, "NPU", name, "completed", conclusion, T0,
+               T0 + timedelta(minutes=start_min), T0 + timedelta(minutes=end_min), runner, "Default", labels,
+               "sha", "branch", f"https://example/job/{job_id}")
+
+
+def run(run_id: int, prs: tuple[int, ...] = (), branch: str = "feature") -> Run:
+    return Run(run_id, 1, 1, "NPU", ".github/workflows/npu.yml", "pull_request", "completed", "failure", "sha",
+               branch, "o/r", prs, T0, T0, f"https://example/run/{run_id}")
+
+
+def changed(*names: str) -> tuple[ChangedFile, ...]:
+    return tuple(ChangedFile(n, "modified", 1, 1) for n in names)
+
+
+def test_host_of_strips_only_a_separated_trailing_index():
+    assert timeline.host_of("gpu-a-r0") == timeline.host_of("gpu-a-r1") == "gpu-a"
+    assert timeline.host_of("node2") == "node2"
+    assert timeline.host_of("linux-aarch64-a2-8-node2-r1") == "linux-aarch64-a2-8-node2"
+
+
+def test_overlapping_jobs_are_on_the_same_pool_same_host_first():
+    failed = job(1, 10, 0, 12, "pool-node2-r0", "failure")
+    others = [
+        job(2, 20, 5, 20, "pool-node2-r1"),  # same host, overlaps 7 min
+        job(3, 30, -10, 11, "pool-node3-r0"),  # other host, overlaps 11 min
+        job(4, 40, 13, 30, "pool-node2-r1"),  # after it: no overlap
+        job(5, 50, 0, 12, "pool-node2-r1", labels=("ubuntu-latest",)),  # another pool
+        job(6, 10, 0, 12, "pool-node2-r1"),  # the same run
+    ]
+    runs = {10: run(10, (67,)), 20: run(20, (66,)), 30: run(30, (), "main"), 40: run(40, (68,)), 50: run(50, (70,))}
+    found = timeline.overlapping_jobs(failed, others, runs)
+    assert [(o.job_id, o.pr, o.same_host, o.overlap_s) for o in found] == [(2, 66, True, 420.0), (3, None, False, 660.0)]
+    later = timeline.later_jobs_passed(failed, others, runs, window_s=3600)
+    assert [o.job_id for o in later] == [4]
+
+
+def test_duration_baseline_and_died_early():
+    good = [job(i, 100 + i, 0, 17 + i * 0.1, "r") for i in range(5)]
+    baseline = timeline.duration_baseline("vllm-example (eagle3)", good)
+    assert baseline.samples == 5 and abs(baseline.median_s - 17.2 * 60) < 1e-6
+    assert timeline.died_early(job(9, 9, 0, 12, "r", "failure"), baseline)
+    assert not timeline.died_early(job(9, 9, 0, 17.1, "r", "failure"), baseline)
+
+
+def test_job_tokens_and_exercised_files():
+    assert job_tokens("vllm-example (eagle3)") == {"eagle3", "eagle"}
+    files = changed("verl_speco/models/eagle/llama_eagle.py", "verl_speco/trainer/peagle_trainer_backend.py")
+    assert exercised_files("vllm-example (eagle3)", files) == ("verl_speco/models/eagle/llama_eagle.py",)
+    assert exercised_files("vllm-example (dflash)", files) == ()
+
+
+def test_relate_prefers_the_stack_over_the_job_name():
+    files = changed("src/app/ports.py", "verl_speco/models/eagle/llama_eagle.py")
+    frames = (Frame("src/app/ports.py", 3, "pick_port"), Frame("torch/x.py", 1, "f", "torch"))
+    assert relate("vllm-example (eagle3)", frames, (), files) == (Relatedness.RELATED, ("src/app/ports.py",))
+    assert relate("vllm-example (eagle3)", (), (), files)[0] is Relatedness.POSSIBLY_RELATED
+    assert relate("vllm-example (dspark)", (), (), files) == (Relatedness.UNRELATED, ())
+    assert relate("tests", (), ("tests/test_new.py::test_a",), changed("tests/test_new.py"))[0] is Relatedness.RELATED
+
+
+def _facts(category: str, retryable: bool, frames=(), failed_tests=(), overlapping=(), base=None,
+           log=LogStatus.AVAILABLE, name="vllm-example (dspark)") -> JobFacts:
+    failed = job(1, 10, 0, 12, "pool-node2-r0", "failure", name=name)
+    classification = Classification(category, retryable, "r", RootCause(5, "boom", "Run"), {}, tuple(frames),
+                                    tuple(failed_tests), "v1:x")
+    baseline = timeline.duration_baseline(name, [job(i, 100 + i, 0, 17, "r", name=name) for i in range(4)])
+    in_flight = tuple(sorted({o.pr for o in overlapping if o.pr}))
+    return JobFacts(failed, run(10, (67,)), log, classification, tuple(overlapping), in_flight, (), baseline, base)
+
+
+def _other(pr: int):
+    return timeline.overlapping_jobs(job(1, 10, 0, 12, "pool-node2-r0", "failure"),
+                                     [job(2, 20, 1, 20, "pool-node2-r1")], {20: run(20, (pr,))})
+
+
+def test_port_clash_with_a_neighbour_and_unrelated_files_is_an_infra_flake():
+    verdict = decide(_facts("port_in_use", True, overlapping=_other(66)), changed("docs/readme.md"))
+    assert verdict.verdict is Verdict.INFRA_FLAKE and verdict.rerun_recommended
+    assert {e.kind for e in verdict.evidence} >= {"root_cause", "contention", "died_early", "relatedness"}
+
+
+def test_port_clash_inside_changed_code_is_the_prs_fault():
+    verdict = decide(_facts("port_in_use", True, frames=[Frame("src/app/ports.py", 3, "bind")],
+                            overlapping=_other(66)), changed("src/app/ports.py"))
+    assert verdict.verdict is Verdict.PR_RELATED and not verdict.rerun_recommended
+
+
+def test_no_rerun_without_the_log():
+    verdict = decide(_facts("port_in_use", True, log=LogStatus.EXPIRED, overlapping=_other(66)), changed("x.py"))
+    assert verdict.verdict is Verdict.NEEDS_REVIEW and not verdict.rerun_recommended
+
+
+def test_oom_needs_a_competing_job_before_a_rerun():
+    alone = decide(_facts("accelerator_oom", True), changed("x.py"))
+    crowded = decide(_facts("accelerator_oom", True, overlapping=_other(66)), changed("x.py"))
+    assert alone.verdict is Verdict.NEEDS_REVIEW and not alone.rerun_recommended
+    assert crowded.verdict is Verdict.INFRA_FLAKE and crowded.rerun_recommended
+
+
+def test_possibly_related_can_block_reruns_by_policy():
+    facts = _facts("port_in_use", True, overlapping=_other(66), name="vllm-example (eagle3)")
+    files = changed("verl_speco/models/eagle/llama_eagle.py")
+    assert decide(facts, files).rerun_recommended
+    assert not decide(facts, files, Policy(possibly_related_blocks_rerun=True)).rerun_recommended
+
+
+def test_test_failures_against_the_base_branch():
+    base = BaseComparison("main", 5, 6, "failure", ("tests/a.py::t1", "tests/a.py::t2"), "https://example/base")
+    same = decide(_facts("test_failure", False, failed_tests=("tests/a.py::t1",), base=base), changed("src/x.py"))
+    assert same.verdict is Verdict.BROKEN_BASE and not same.rerun_recommended
+    new = decide(_facts("test_failure", False, failed_tests=("tests/a.py::t1", "tests/n.py::t"), base=base),
+                 changed("tests/n.py"))
+    assert new.verdict is Verdict.PR_RELATED and not new.rerun_recommended
+    passing_base = replace(base, conclusion="success", failed_tests=())
+    assert decide(_facts("test_failure", False, failed_tests=("tests/a.py::t1",), base=passing_base),
+                  changed("src/x.py")).verdict is Verdict.PR_RELATED

@@ -1,0 +1,102 @@
+"""The whole report through the real PyGithub/httpx clients against the local fake, in-process."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from ci_triage.model import LogStatus, Verdict
+from ci_triage.service import Triage
+from ci_triage.store import Store
+from tests.conftest import DEMO_REPO
+
+EXPECTED = {
+    66: ("vllm-example (eagle3)", "port_in_use", Verdict.INFRA_FLAKE, True, "36693"),
+    67: ("vllm-example (eagle3)", "port_in_use", Verdict.INFRA_FLAKE, True, "35191"),
+    68: ("vllm-example (dspark)", "port_in_use", Verdict.INFRA_FLAKE, True, "38527"),
+    70: ("vllm-example (dflash)", "port_in_use", Verdict.INFRA_FLAKE, True, "39403"),
+    71: ("cpu-unit-tests", "test_failure", Verdict.BROKEN_BASE, False, None),
+    72: ("cpu-unit-tests", "test_failure", Verdict.PR_RELATED, False, None),
+}
+
+
+@pytest.mark.parametrize("pr", sorted(EXPECTED))
+def test_demo_verdicts(pr, client, store):
+    report = Triage(client, store).report(DEMO_REPO, pr)
+    assert len(report.failed_jobs) == 1
+    [verdict] = report.failed_jobs
+    name, category, expected_verdict, rerun, port = EXPECTED[pr]
+    assert verdict.facts.job.name == name
+    assert verdict.facts.classification.category == category
+    assert verdict.verdict is expected_verdict
+    assert verdict.rerun_recommended is rerun
+    assert verdict.facts.classification.captures.get("port") == port
+
+
+def test_pr_67_evidence_matches_the_seed_argument(client, store):
+    [verdict] = Triage(client, store).report(DEMO_REPO, 67).failed_jobs
+    facts = verdict.facts
+    # Fork PRs' runs carry no pull_requests; the neighbours are still named by PR number.
+    assert set(facts.in_flight_prs) == {66, 68}
+    same_host = [o for o in facts.overlapping_jobs if o.same_host]
+    assert {o.pr for o in same_host} == {66}
+    assert facts.baseline.samples >= 3 and 16 * 60 < facts.baseline.median_s < 18.5 * 60
+    assert 11 * 60 < facts.job.duration_s < 13 * 60
+    assert facts.later_jobs_passed
+    kinds = [e.kind for e in verdict.evidence]
+    assert kinds[:2] == ["root_cause", "relatedness"]
+    assert {"contention", "queue_drained", "died_early"} <= set(kinds)
+    assert verdict.related_changed_files == ("verl_speco/models/eagle/llama_eagle.py",)
+    assert [f.path for f in facts.classification.frames if f.package is None] == [
+        "examples/npu/vllm_rollout_example.py", "examples/npu/vllm_rollout_example.py",
+        "verl_speco/rollout/vllm_rollout.py"]
+
+
+def test_second_report_fetches_no_completed_run_job_or_log_again(fake, client, tmp_path):
+    path = tmp_path / "store.sqlite3"
+    with Store(path) as store:
+        Triage(client, store).report(DEMO_REPO, 67)
+    first = fake.served()
+    first_jobs = [r for r in first if r.path.endswith("/jobs")]
+    first_logs = [r for r in first if r.path.endswith("/logs")]
+    assert first_jobs and first_logs
+    fake.reset_log()
+    with Store(path) as store:
+        Triage(client, store).report(DEMO_REPO, 67)
+    second = fake.served()
+    assert [r.path for r in second if r.path.endswith("/jobs") or r.path.endswith("/logs")] == []
+    assert fake.served("logs") == []
+    # What may still change is asked again: the PR, and the lists of runs (new runs, new attempts).
+    changeable = (r"/repos/[^/]+/[^/]+$", r"/pulls/\d+$", r"/pulls$", r"/actions(/workflows/\d+)?/runs$")
+    assert all(any(re.search(p, r.path) for p in changeable) for r in second), [r.path for r in second]
+    assert len(second) < len(first) / 2
+
+
+def test_the_token_never_reaches_the_log_host(fake, client, store):
+    Triage(client, store).report(DEMO_REPO, 67)
+    assert fake.served("logs")
+    assert all(not r.authorization for r in fake.served("logs"))
+    assert all(r.authorization for r in fake.served("api"))
+
+
+def test_requests_follow_github_conventions(fake, client, store):
+    Triage(client, store).report(DEMO_REPO, 68)
+    listed = [r for r in fake.served() if r.path.endswith(("/runs", "/jobs", "/files", "/pulls"))]
+    assert listed and all(r.query.get("per_page") == ["100"] for r in listed)
+
+
+def test_expired_log_is_missing_evidence_and_blocks_the_rerun(fake, client, store):
+    fake.inject("GET", r"/actions/jobs/\d+/logs$", 410, times=5)
+    [verdict] = Triage(client, store).report(DEMO_REPO, 67).failed_jobs
+    assert verdict.facts.log_status is LogStatus.EXPIRED
+    assert verdict.verdict is Verdict.NEEDS_REVIEW and not verdict.rerun_recommended
+
+
+def test_a_log_download_that_keeps_failing_is_not_cached(fake, client, store):
+    fake.inject("GET", r"/actions/jobs/\d+/logs$", 503, times=2)
+    [verdict] = Triage(client, store).report(DEMO_REPO, 67).failed_jobs
+    assert verdict.facts.log_status is LogStatus.UNREADABLE and not verdict.rerun_recommended
+    assert store.log(DEMO_REPO, verdict.facts.job.id) is None
+    [again] = Triage(client, store).report(DEMO_REPO, 67).failed_jobs
+    assert again.facts.log_status is LogStatus.AVAILABLE and again.rerun_recommended
