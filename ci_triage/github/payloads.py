@@ -163,7 +163,7 @@ def pull_request(base_repo: dict[str, Any], number: int, pr_id: int, *, title: s
 
     def side(repo: dict[str, Any], ref: str, sha: str) -> dict[str, Any]:
         return {"label": f"{repo['owner']['login']}:{ref}", "ref": ref, "sha": sha,
-                "user": repo["owner"], "repo": repo}
+                "user": repo["owner"], "repo": embedded_repository(repo)}
 
     return {
         "url": url,
@@ -258,11 +258,24 @@ def workflow(repo_full_name: str, workflow_id: int, name: str, path: str, create
     }
 
 
+# Counters that only GET /repos/{owner}/{repo} computes; a repository nested in another object (a pull
+# request's head/base, GitHub's "Repository" schema) does not carry them.
+_FULL_REPOSITORY_ONLY = ("network_count", "subscribers_count")
+
+
+def embedded_repository(full: dict[str, Any]) -> dict[str, Any]:
+    """The repository object a pull request's `head.repo` / `base.repo` holds."""
+    return {k: v for k, v in full.items() if k not in _FULL_REPOSITORY_ONLY}
+
+
 def minimal_repository(full: dict[str, Any]) -> dict[str, Any]:
-    """The cut-down repository object that workflow runs embed."""
-    keep_optional = ("git_url", "ssh_url", "clone_url", "svn_url")
-    return {k: v for k, v in full.items() if k.endswith("_url") or k in (
-        "id", "node_id", "name", "full_name", "private", "owner", "description", "fork") or k in keep_optional}
+    """The cut-down repository object ("Minimal Repository") that workflow runs embed.
+
+    Its required keys are the identity fields, `url` and every `*_url` template; `url` does not end
+    in "_url", so it is named explicitly (GitHub's schema requires it).
+    """
+    identity = ("id", "node_id", "name", "full_name", "private", "owner", "description", "fork", "url")
+    return {k: v for k, v in full.items() if k.endswith("_url") or k in identity}
 
 
 def workflow_run(repo: dict[str, Any], wf: dict[str, Any], run_id: int, *, run_number: int, attempt: int,

@@ -140,6 +140,9 @@ class FakeGitHub:
         self.base_url = ""
         self.log_host_url = ""
         self._log_tokens: dict[str, int] = {}
+        # One rate-limit window for the fake's lifetime, so the X-RateLimit-Reset header and the
+        # /rate_limit body agree, as GitHub's do within a window.
+        self._rate_reset = int(datetime.now(UTC).timestamp()) + 3600
 
     # --- lifecycle ----------------------------------------------------------------------------
     def start(self) -> FakeGitHub:
@@ -196,7 +199,7 @@ class FakeGitHub:
             "X-GitHub-Request-Id": secrets.token_hex(8).upper(),
             "X-RateLimit-Limit": "5000",
             "X-RateLimit-Remaining": "4999",
-            "X-RateLimit-Reset": str(int(datetime.now(UTC).timestamp()) + 3600),
+            "X-RateLimit-Reset": str(self._rate_reset),
             "X-RateLimit-Used": "1",
             "X-RateLimit-Resource": "core",
         }
@@ -214,6 +217,9 @@ class FakeGitHub:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # Headers and body go out in two writes; with Nagle's algorithm on, a keep-alive client's
+            # delayed ACK holds the body back ~40 ms per request.
+            disable_nagle_algorithm = True
 
             def log_message(self, *args: Any) -> None:  # keep test output clean
                 pass
@@ -293,20 +299,38 @@ class FakeGitHub:
         elif path.startswith(by_id):
             rest = path[len(by_id):]
         elif path == "/rate_limit" and method == "GET":
-            core = {"limit": 5000, "remaining": 4999, "reset": int(datetime.now(UTC).timestamp()) + 3600, "used": 1}
-            return {"resources": {"core": core}, "rate": core}, {}
+            return self._rate_limit(), {}
         else:
             raise _not_found()
         if method != "GET":
             raise _not_found()
         return self._get(rest, query, path)
 
+    def _rate_limit(self) -> dict[str, Any]:
+        """GET /rate_limit: GitHub's schema requires `resources.core` and `resources.search`; `rate` is
+        the deprecated copy of `core`. Only buckets the schema lists are sent (real GitHub also sends
+        e.g. `code_scanning_upload`, which the description omits)."""
+        def bucket(limit: int, used: int = 0) -> dict[str, int]:
+            return {"limit": limit, "used": used, "remaining": limit - used, "reset": self._rate_reset}
+
+        core = bucket(5000, 1)
+        return {
+            "resources": {"core": core, "search": bucket(30), "graphql": bucket(5000),
+                          "integration_manifest": bucket(5000), "code_search": bucket(10)},
+            "rate": core,
+        }
+
     def _get(self, rest: str, query: dict[str, list[str]], path: str) -> tuple[Any, dict[str, str]]:
         index = self.index
         if rest == "":
             return index.repository, {}
         if rest == "/pulls":
-            pulls = sorted(index.pulls.values(), key=lambda p: p["updated_at"], reverse=True)
+            # GitHub's defaults: sort=created; direction desc when sorting by created, else asc.
+            sort = (query.get("sort") or ["created"])[0]
+            sort_key = "updated_at" if sort == "updated" else "created_at"
+            direction = (query.get("direction") or ["desc" if sort == "created" else "asc"])[0]
+            newest_first = direction != "asc"
+            pulls = sorted(index.pulls.values(), key=lambda p: (p[sort_key], p["number"]), reverse=newest_first)
             state = (query.get("state") or ["open"])[0]
             if state != "all":
                 pulls = [p for p in pulls if p["state"] == state]
@@ -426,8 +450,11 @@ class FakeGitHub:
             params["page"] = str(number)
             return f'<{self.base_url}{canonical}?{urlencode(params)}>; rel="{rel}"'
 
+        # GitHub's order: prev, next, last, first.
         if page > 1:
-            links += [link(page - 1, "prev"), link(1, "first")]
+            links.append(link(page - 1, "prev"))
         if page < last:
             links += [link(page + 1, "next"), link(last, "last")]
+        if page > 1:
+            links.append(link(1, "first"))
         return chunk, ({"Link": ", ".join(links)} if links else {})
