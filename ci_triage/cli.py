@@ -184,22 +184,108 @@ def record(
         sys.stdout.write(f"{output}\n")
 
 
+class OutputFormat(StrEnum):
+    table = "table"
+    json = "json"
+
+
+@app.command("classify")
+def classify_files(
+    files: Annotated[list[Path], typer.Argument(help="Saved job logs (as downloaded from GitHub).")],
+    fmt: Annotated[OutputFormat, typer.Option("--format", help="table or json.")] = OutputFormat.table,
+    rules: Annotated[Path | None, typer.Option("--rules", help="Rule file to use instead of the built-in rules.")] = None,
+) -> None:
+    """Classify saved job logs offline: root-cause line, category, captures and fingerprint."""
+    with _boundary():
+        from ci_triage.core.classify import classify
+        from ci_triage.core.logparse import parse_log
+        from ci_triage.core.rules import builtin_rules
+
+        rule_set = _load_rules(rules) if rules else builtin_rules()
+        results = []
+        for path in files:
+            try:
+                raw = path.read_bytes()
+            except OSError as exc:
+                raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+            text = raw.decode("utf-8", errors="replace")
+            result = classify(list(parse_log(text)), rule_set)
+            root = result.root_cause
+            results.append({
+                "file": str(path),
+                "category": result.category,
+                "retryable": result.retryable,
+                "root_cause": {"line": root.line, "text": root.text, "step": root.step} if root else None,
+                "captures": dict(result.captures),
+                "fingerprint": result.fingerprint,
+            })
+        if fmt is OutputFormat.json:
+            import json
+
+            sys.stdout.write(json.dumps(results, indent=2) + "\n")
+            return
+        from rich.console import Console
+        from rich.table import Table
+
+        table = Table("file", "category", "retryable", "line", "root cause")
+        for entry in results:
+            root = entry["root_cause"] or {}
+            table.add_row(entry["file"], entry["category"], "yes" if entry["retryable"] else "no",
+                          str(root.get("line", "")), root.get("text", ""))
+        Console().print(table)
+
+
+@app.command()
+def clusters(
+    repo: RepoOption = None,
+    category: Annotated[str, typer.Option("--category", help="Which failures to cluster; 'all' for every one.")] = "unknown",
+    fmt: Annotated[OutputFormat, typer.Option("--format", help="table or json.")] = OutputFormat.table,
+    store: StoreOption = None,
+) -> None:
+    """Group the stored failures by fingerprint (default: the unknown ones), with counts and PRs."""
+    with _boundary():
+        from ci_triage.config import default_store_path
+        from ci_triage.core.clusters import cluster
+        from ci_triage.store import Store
+
+        with Store(store or default_store_path()) as cache:
+            found = cluster(cache.failures(repo or os.environ.get("GITHUB_REPOSITORY") or None,
+                                           None if category == "all" else category))
+        if fmt is OutputFormat.json:
+            import json
+            from dataclasses import asdict
+
+            sys.stdout.write(json.dumps([asdict(c) for c in found], indent=2) + "\n")
+            return
+        from rich.console import Console
+        from rich.table import Table
+
+        table = Table("fingerprint", "category", "count", "PRs", "first seen", "last seen", "sample")
+        for item in found:
+            table.add_row(item.fingerprint, item.category, str(item.count), ", ".join(f"#{n}" for n in item.prs),
+                          item.first_seen or "", item.last_seen or "", (item.sample or "")[:120])
+        Console().print(table)
+
+
+def _load_rules(file: Path) -> Any:
+    from ci_triage.core.rules import parse_rules
+
+    try:
+        text = file.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot read rule file {file}: {exc.strerror or exc}") from None
+    return parse_rules(text, origin=str(file))
+
+
 @rules_app.command("check")
 def rules_check(
     file: Annotated[Path | None, typer.Argument(help="Rule file (TOML); default: the built-in rules.")] = None,
 ) -> None:
     """Validate a rule file and run every rule's examples and near misses."""
     with _boundary():
-        from ci_triage.core.rules import builtin_rules, check_examples, parse_rules
+        from ci_triage.core.rules import builtin_rules, check_examples
 
-        if file is None:
-            rule_set = builtin_rules()
-        else:
-            try:
-                text = file.read_text(encoding="utf-8")
-            except OSError as exc:
-                raise UsageError(f"cannot read rule file {file}: {exc.strerror or exc}") from None
-            rule_set = parse_rules(text, origin=str(file))
+        rule_set = builtin_rules() if file is None else _load_rules(file)
         problems = check_examples(rule_set)
         for problem in problems:
             sys.stderr.write(f"ci-triage: {problem}\n")

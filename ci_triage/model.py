@@ -250,6 +250,37 @@ class JobVerdict:
 
 
 @dataclass(frozen=True)
+class StoredFailure:
+    """A classified failed job as the store keeps it, for clustering across reports."""
+
+    repo: str
+    job_id: int
+    run_id: int
+    pr: int | None
+    job_name: str
+    workflow: str
+    category: str
+    rule_id: str | None
+    fingerprint: str | None
+    root_cause: str | None
+    failed_at: str | None
+    html_url: str
+
+
+@dataclass(frozen=True)
+class Cluster:
+    fingerprint: str
+    category: str
+    count: int
+    prs: tuple[int, ...]
+    job_names: tuple[str, ...]
+    first_seen: str | None
+    last_seen: str | None
+    sample: str | None
+    example_url: str
+
+
+@dataclass(frozen=True)
 class PullReport:
     repo: str
     pull: PullRequest
@@ -259,3 +290,4 @@ class PullReport:
     timeline_jobs: tuple[Job, ...]  # jobs in the correlation window, for the timeline picture
     runs_by_id: dict[int, Run] = field(default_factory=dict)
     notes: tuple[str, ...] = ()  # assumptions and gaps the reader should know about
+    contract_checks: tuple[Job, ...] = ()  # the d2t contract suite's job on the head, when the repo has one

@@ -28,6 +28,8 @@ from ci_triage.model import (
 from ci_triage.store import Store
 
 Progress = Callable[[str, int, int], None]  # (what, done, total)
+# The job name of workflows/d2t-contract.yml; its result on the PR head is shown beside the triage.
+CONTRACT_JOBS = frozenset({"d2t-contract"})
 
 
 def _no_progress(what: str, done: int, total: int) -> None:
@@ -120,6 +122,8 @@ class Triage:
         verdicts = []
         for run, job in failed:
             status, classification = classified[job.id]
+            if status is LogStatus.AVAILABLE:
+                self.store.save_failure(repo, job, number, classification)
             same_workflow = [j for j in neighbours if neighbour_runs[j.run_id].workflow_id == run.workflow_id]
             overlapping = timeline.overlapping_jobs(job, same_workflow, neighbour_runs, pr_of_run)
             later = timeline.later_jobs_passed(job, same_workflow, neighbour_runs,
@@ -141,9 +145,10 @@ class Triage:
         if any(timeline.host_of(j.runner_name) != j.runner_name for _, j in failed):
             notes.append(timeline.HOST_ASSUMPTION)
         all_runs = {**neighbour_runs, **{r.id: r for r in runs}}
+        contract_checks = tuple(job for _, job in own_jobs if job.name in CONTRACT_JOBS)
         return PullReport(repo=repo, pull=pull, changed_files=tuple(changed), runs=tuple(runs),
                           failed_jobs=tuple(verdicts), timeline_jobs=tuple(timeline_jobs),
-                          runs_by_id=all_runs, notes=tuple(notes))
+                          runs_by_id=all_runs, notes=tuple(notes), contract_checks=contract_checks)
 
     # --- correlation --------------------------------------------------------------------------
     def _neighbours(self, repo: str, failed: list[tuple[Run, Job]]) -> tuple[list[Job], dict[int, Run]]:

@@ -18,7 +18,7 @@ from typing import Any
 
 from ci_triage import serialize
 from ci_triage.errors import StoreError
-from ci_triage.model import ChangedFile, Job, LogStatus, Run
+from ci_triage.model import ChangedFile, Classification, Job, LogStatus, Run, StoredFailure
 
 # Each entry moves the schema from version i to i + 1. Never edit one that has shipped; append.
 MIGRATIONS: tuple[str, ...] = (
@@ -59,6 +59,16 @@ MIGRATIONS: tuple[str, ...] = (
         id INTEGER PRIMARY KEY AUTOINCREMENT, at TEXT NOT NULL, repo TEXT NOT NULL,
         action TEXT NOT NULL, target TEXT NOT NULL, detail TEXT NOT NULL
     );
+    """,
+    # 2: every classified failure, so unknown signatures can be clustered across reports.
+    """
+    CREATE TABLE failures (
+        repo TEXT NOT NULL, job_id INTEGER NOT NULL, run_id INTEGER NOT NULL, pr INTEGER,
+        job_name TEXT NOT NULL, workflow TEXT NOT NULL, category TEXT NOT NULL, rule_id TEXT,
+        fingerprint TEXT, root_cause TEXT, failed_at TEXT, html_url TEXT NOT NULL,
+        PRIMARY KEY (repo, job_id)
+    );
+    CREATE INDEX failures_by_fingerprint ON failures (repo, fingerprint);
     """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -107,7 +117,8 @@ class Store:
                 self._db.execute(f"PRAGMA user_version = {target}")
                 self._db.execute("COMMIT")
             except sqlite3.DatabaseError as exc:
-                self._db.execute("ROLLBACK") if self._db.in_transaction else None
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
                 raise StoreError(f"cannot migrate store {self.path} to schema {target}: {exc}") from None
 
     def close(self) -> None:
@@ -207,6 +218,22 @@ class Store:
         text = zlib.decompress(row[1]).decode("utf-8", "surrogateescape") if row[1] is not None else None
         return LogStatus(row[0]), text
 
+    # --- classified failures ------------------------------------------------------------------
+    def save_failure(self, repo: str, job: Job, pr: int | None, classification: Classification) -> None:
+        root = classification.root_cause.text if classification.root_cause else None
+        self._write([(
+            "INSERT OR REPLACE INTO failures VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (repo, job.id, job.run_id, pr, job.name, job.workflow_name, classification.category,
+             classification.rule_id, classification.fingerprint, root, serialize.iso(job.completed_at), job.html_url),
+        )])
+
+    def failures(self, repo: str | None = None, category: str | None = None) -> list[StoredFailure]:
+        sql = ("SELECT repo, job_id, run_id, pr, job_name, workflow, category, rule_id, fingerprint, root_cause, "
+               "failed_at, html_url FROM failures WHERE (? IS NULL OR repo = ?) AND (? IS NULL OR category = ?) "
+               "ORDER BY failed_at, job_id")
+        rows = self._db.execute(sql, (repo, repo, category, category)).fetchall()
+        return [StoredFailure(*row) for row in rows]
+
     # --- audit ------------------------------------------------------------------------------
     def audit(self, repo: str, action: str, target: str, detail: dict[str, Any]) -> None:
         self._write([(
@@ -217,5 +244,5 @@ class Store:
     def counts(self) -> dict[str, int]:
         return {
             table: self._db.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
-            for table in ("runs", "jobs", "steps", "pr_files", "logs", "audit")
+            for table in ("runs", "jobs", "steps", "pr_files", "logs", "failures", "audit")
         }

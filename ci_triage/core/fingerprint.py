@@ -1,8 +1,9 @@
 """Versioned normalisation of error text into a stable cluster key.
 
-Masks what changes between two occurrences of the same failure (timestamps, hex ids, addresses,
-ports, PIDs, temp paths, numbers) so they hash alike. Changing the masks re-keys every cluster,
-hence the version inside the key.
+Masks what changes between two occurrences of the same failure (timestamps, UUIDs, hex ids,
+addresses, ports, PIDs, temp paths, other numbers) so they hash alike, and keeps what it masked:
+the port of a clash is evidence even though it must not split a cluster. Changing the masks re-keys
+every cluster, hence the version inside the key.
 """
 
 from __future__ import annotations
@@ -12,23 +13,33 @@ import re
 
 NORMALISER_VERSION = 1
 
-_MASKS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:\.\d+)?Z?"), "<ts>"),
-    (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I), "<uuid>"),
-    (re.compile(r"0x[0-9a-f]+", re.I), "<hex>"),
-    (re.compile(r"\b[0-9a-f]{12,}\b", re.I), "<hex>"),
-    (re.compile(r"\[::\]:\d+|\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?"), "<addr>"),
-    (re.compile(r"(?i)\bport[:= ]+\d+"), "port <port>"),
-    (re.compile(r"(?i)\bpid[:= ]+\d+"), "pid <pid>"),
-    (re.compile(r"/tmp/\S+"), "<tmp>"),
-    (re.compile(r"\d+"), "<n>"),
+# Order matters: specific shapes first, so a UUID is not eaten as hex nor an address as numbers.
+_MASKS: tuple[tuple[str, re.Pattern[str], str], ...] = (
+    ("timestamp", re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?Z?|\d\d:\d\d:\d\d(?:\.\d+)?"), "<ts>"),
+    ("uuid", re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I), "<uuid>"),
+    ("tmp_path", re.compile(r"/(?:tmp|var/tmp|private/var/folders)/[^\s'\":,)]+"), "<tmp>"),
+    ("address", re.compile(r"\[[0-9a-f:]*\]:\d+|\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b", re.I), "<addr>"),
+    ("port", re.compile(r"(?i)(?<=\bport)(?:[:= ]+)(\d+)"), " <port>"),
+    ("pid", re.compile(r"(?i)(?<=\bpid)(?:[:= ]+)(\d+)"), " <pid>"),
+    ("hex", re.compile(r"\b0x[0-9a-f]+\b|\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{8,}\b", re.I), "<hex>"),
+    ("number", re.compile(r"\b\d+\b"), "<n>"),
 )
 
 
+def normalise_with_values(text: str) -> tuple[str, dict[str, list[str]]]:
+    """The masked text and, per mask, the values it replaced (in order of appearance)."""
+    masked: dict[str, list[str]] = {}
+    for name, pattern, token in _MASKS:
+        def keep(found: re.Match[str], name: str = name, token: str = token) -> str:
+            value = found.group(1) if found.groups() else found.group(0)
+            masked.setdefault(name, []).append(value)
+            return token
+        text = pattern.sub(keep, text)
+    return " ".join(text.split()), masked
+
+
 def normalise(text: str) -> str:
-    for pattern, token in _MASKS:
-        text = pattern.sub(token, text)
-    return " ".join(text.split())
+    return normalise_with_values(text)[0]
 
 
 def fingerprint(category: str, text: str) -> str:

@@ -38,5 +38,12 @@ def who(other: OverlappingJob) -> str:
     return other.branch or "?"
 
 
+def contract_line(job: Job) -> str:
+    result = job.conclusion or job.status
+    meaning = {"success": "the checkpoints' d2t mappings hold the offset contract",
+               "failure": "a d2t mapping breaks the offset contract"}.get(job.conclusion or "", "")
+    return f"{job.name}: {result}" + (f" ({meaning})" if meaning else "")
+
+
 def span(job: Job) -> str:
     return f"{clock(job.started_at)}–{clock(job.completed_at)}"

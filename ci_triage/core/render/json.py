@@ -78,6 +78,9 @@ def report_dict(report: PullReport) -> dict[str, Any]:
         "runs": [{"run_id": r.id, "run_attempt": r.attempt, "workflow": r.workflow_name, "status": r.status,
                   "conclusion": r.conclusion, "html_url": r.html_url} for r in report.runs],
         "failed_jobs": [job_entry(v) for v in report.failed_jobs],
+        "contract_checks": [{"name": job.name, "job_id": job.id, "status": job.status,
+                             "conclusion": job.conclusion, "html_url": job.html_url}
+                            for job in report.contract_checks],
         "notes": list(report.notes),
     }
 

@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from ci_triage.core.render.common import VERDICT_ICON, VERDICT_LABEL, minutes, rerun_text, span, who
+from ci_triage.core.render.common import (
+    VERDICT_ICON,
+    VERDICT_LABEL,
+    contract_line,
+    minutes,
+    rerun_text,
+    span,
+    who,
+)
 from ci_triage.core.rules import describe_capture
 from ci_triage.model import JobVerdict, PullReport
 
@@ -52,6 +60,8 @@ def _job_section(verdict: JobVerdict) -> list[str]:
 def render(report: PullReport) -> str:
     pull = report.pull
     lines = [f"## ci-triage: PR #{pull.number} — {_escape(pull.title)}", ""]
+    for job in report.contract_checks:
+        lines += [f"**Contract check** [{job.name}]({job.html_url}): {contract_line(job)}", ""]
     if not report.failed_jobs:
         lines.append(f"No failed jobs on the head commit `{pull.head_sha[:7]}`.")
         return "\n".join(lines) + "\n"

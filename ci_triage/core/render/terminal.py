@@ -9,7 +9,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from ci_triage.core.render.common import VERDICT_LABEL, clock, minutes, rerun_text, who
+from ci_triage.core.render.common import VERDICT_LABEL, clock, contract_line, minutes, rerun_text, who
 from ci_triage.core.rules import describe_capture
 from ci_triage.model import Job, JobVerdict, PullReport, Verdict
 
@@ -118,8 +118,10 @@ def render(report: PullReport) -> RenderableType:
     title.append(f" {pull.title}\n")
     title.append(f"{report.repo} · head {pull.head_sha[:7]} · {len(report.changed_files)} changed file(s)",
                  style="dim")
+    contracts = [Text(contract_line(job), style="green" if job.conclusion == "success" else "red")
+                 for job in report.contract_checks]
     if not report.failed_jobs:
-        return Group(title, Text("No failed jobs on the head commit.", style="green"))
+        return Group(title, *contracts, Text("No failed jobs on the head commit.", style="green"))
     summary = Table(title=None, show_lines=False)
     summary.add_column("failed job")
     summary.add_column("workflow")
@@ -134,4 +136,4 @@ def render(report: PullReport) -> RenderableType:
     jobs_by_id = {job.id: job for job in report.timeline_jobs}
     panels = [_job_panel(v, jobs_by_id) for v in report.failed_jobs]
     notes = [Text(note, style="dim") for note in report.notes]
-    return Group(title, summary, *panels, *notes)
+    return Group(title, *contracts, summary, *panels, *notes)
