@@ -148,6 +148,14 @@ CPU_RUNS = (
     (72, "15:41:02", "15:41:24", "15:42:55", PRE_EXISTING_FAILURES + (NEW_TEST_OF_72,)),
 )
 
+# The d2t contract suite (workflows/d2t-contract.yml) runs on PRs that touch drafter model code:
+# (pr, created, start, end). Both pass: #67 is the fix that makes d2t the offset identity.
+D2T_RUNS = (
+    (67, "12:58:37", "12:59:01", "12:59:52"),
+    (72, "15:41:04", "15:41:27", "15:42:14"),
+)
+D2T_WORKFLOW = ".github/workflows/d2t-contract.yml"
+
 USERS = {"speco-demo": 190_000_001, "erin-ci": 190_000_012, "alice-npu": 190_000_013, "khazic": 190_000_014,
          "bob-drafts": 190_000_015, "carol-spec": 190_000_016, "dave-kernels": 190_000_017,
          "github-actions[bot]": 41_898_282}
@@ -316,6 +324,22 @@ def _cpu_log(log: LogBuilder, *, failures: tuple[str, ...], runner: str, head_sh
     log.end()
 
 
+def _d2t_log(log: LogBuilder, *, runner: str, head_sha: str) -> None:
+    logtext.set_up_job(log, runner_name=runner, machine="fv-az1272-402", job_name="d2t-contract", repo=REPO,
+                       hosted=True)
+    logtext.checkout(log, repo=REPO, workdir="/home/runner/work/verl-speco/verl-speco", head_sha=head_sha)
+    log.begin("ci-triage d2t check")
+    log.write("##[group]Run ci-triage d2t check $CHECKPOINTS --format json > d2t-report.json\n"
+              "shell: /usr/bin/bash -e {0}\n##[endgroup]")
+    log.write("tests/fixtures/drafters/eagle3_full_vocab: ok (offsets; max engine target id 151935 < vocab_size 151936)",
+              after_s=2)
+    log.write("tests/fixtures/drafters/peagle_reduced: ok (offsets; max engine target id 151642 < vocab_size 151936)")
+    log.end()
+    log.begin("Complete job")
+    log.write("Cleaning up orphan processes")
+    log.end()
+
+
 def build_case() -> dict[str, Any]:
     users = {login: gh.user(login, uid, "Organization" if login == "speco-demo" else
                             "Bot" if login.endswith("[bot]") else "User") for login, uid in USERS.items()}
@@ -360,7 +384,8 @@ def build_case() -> dict[str, Any]:
     logs: dict[str, str] = {}
     run_ids = _Ids(15_003_400_000)
     job_ids = _Ids(42_118_900_000)
-    run_numbers = {example_wf["id"]: 411, cpu_wf["id"]: 1290}
+    d2t_wf = gh.workflow(REPO, 158_204_119, "d2t contract", D2T_WORKFLOW, datetime(2026, 5, 1, tzinfo=UTC))
+    run_numbers = {example_wf["id"]: 411, cpu_wf["id"]: 1290, d2t_wf["id"]: 17}
 
     def make_run(wf: dict[str, Any], pr: int | None, created: datetime, started: datetime, finished: datetime,
                  conclusion: str) -> dict[str, Any]:
@@ -412,6 +437,18 @@ def build_case() -> dict[str, Any]:
                            steps=log.steps))
         logs[str(job_id)] = log.text()
 
+    for pr, created, start, end in D2T_RUNS:
+        run = make_run(d2t_wf, pr, at(created), at(created), at(end), "success")
+        runner = f"GitHub Actions {1000 + len(jobs)}"
+        log = LogBuilder(at(start))
+        _d2t_log(log, runner=runner, head_sha=run["head_sha"])
+        job_id = job_ids.next()
+        jobs.append(gh.job(run, job_id, name="d2t-contract", status="completed", conclusion="success",
+                           created=at(created), started=at(start), completed=at(end), labels=["ubuntu-latest"],
+                           runner_id=1000 + len(jobs), runner_name=runner, runner_group="GitHub Actions",
+                           steps=log.steps))
+        logs[str(job_id)] = log.text()
+
     return {
         "format": CASE_FORMAT,
         "version": CASE_VERSION,
@@ -425,7 +462,7 @@ def build_case() -> dict[str, Any]:
         "repository": repo,
         "pulls": pulls,
         "pull_files": pull_files,
-        "workflows": [example_wf, cpu_wf],
+        "workflows": [example_wf, cpu_wf, d2t_wf],
         "runs": runs,
         "jobs": jobs,
         "logs": logs,
