@@ -179,6 +179,7 @@ class Classification:
     failed_tests: tuple[str, ...]
     fingerprint: str | None
     matches: tuple[RuleMatch, ...] = ()
+    source: str = "log"  # "log", or "annotations" when the log was missing or silent
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from ci_triage.core import timeline
+from ci_triage.core.annotations import classify_annotations
 from ci_triage.core.classify import classify, focus_on_test
 from ci_triage.core.logparse import parse_log
 from ci_triage.core.policy import Policy, decide
@@ -85,10 +86,24 @@ class Triage:
             self.store.save_log(repo, job.id, status, text)
         return status, text
 
+    def annotations_of(self, repo: str, job: Job) -> list[dict]:
+        cached = self.store.annotations(repo, job.id)
+        if cached is not None:
+            return cached
+        annotations = self.client.annotations(repo, job.id)
+        if job.is_completed:
+            self.store.save_annotations(repo, job.id, annotations)
+        return annotations
+
     def classify_job(self, repo: str, job: Job) -> tuple[LogStatus, Classification]:
         status, text = self.log_of(repo, job)
-        lines = list(parse_log(text or "", job.steps))
-        return status, classify(lines, self.rules)
+        classification = classify(list(parse_log(text or "", job.steps)), self.rules)
+        if status is not LogStatus.AVAILABLE or classification.category == "unknown":
+            # The log is missing or silent: GitHub's annotations on the job may still say why.
+            from_annotations = classify_annotations(self.annotations_of(repo, job), job.conclusion, self.rules)
+            if from_annotations is not None:
+                classification = from_annotations
+        return status, classification
 
     # --- the report ---------------------------------------------------------------------------
     def report(self, repo: str, number: int) -> PullReport:

@@ -70,6 +70,13 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX failures_by_fingerprint ON failures (repo, fingerprint);
     """,
+    # 3: check run annotations of completed jobs (they never change either).
+    """
+    CREATE TABLE annotations (
+        repo TEXT NOT NULL, job_id INTEGER NOT NULL, data TEXT NOT NULL, fetched_at TEXT NOT NULL,
+        PRIMARY KEY (repo, job_id)
+    );
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -217,6 +224,15 @@ class Store:
             return None
         text = zlib.decompress(row[1]).decode("utf-8", "surrogateescape") if row[1] is not None else None
         return LogStatus(row[0]), text
+
+    # --- annotations ------------------------------------------------------------------------
+    def save_annotations(self, repo: str, job_id: int, annotations: list[dict[str, Any]]) -> None:
+        self._write([("INSERT OR REPLACE INTO annotations VALUES (?, ?, ?, ?)",
+                      (repo, job_id, json.dumps(annotations), _now()))])
+
+    def annotations(self, repo: str, job_id: int) -> list[dict[str, Any]] | None:
+        row = self._db.execute("SELECT data FROM annotations WHERE repo = ? AND job_id = ?", (repo, job_id)).fetchone()
+        return json.loads(row[0]) if row else None
 
     # --- classified failures ------------------------------------------------------------------
     def save_failure(self, repo: str, job: Job, pr: int | None, classification: Classification) -> None:

@@ -80,6 +80,7 @@ ENDPOINTS: list[tuple[str, dict[str, str]]] = [
     (f"{R}/actions/runs/{RUN_67['id']}/jobs", {"filter": "all"}),
     (f"{R}/actions/runs/{RUN_67['id']}/attempts/1/jobs", {"per_page": "100"}),
     (f"{R}/actions/jobs/{JOB_67['id']}", {}),
+    (f"{R}/check-runs/{JOB_67['id']}/annotations", {"per_page": "100"}),
     ("/rate_limit", {}),
 ]
 
@@ -93,6 +94,7 @@ UNKNOWN = [
     f"{R}/actions/runs/1/attempts/1",
     f"{R}/actions/runs/{RUN_67['id']}/attempts/9",
     f"{R}/actions/runs/1/jobs",
+    f"{R}/check-runs/1/annotations",
     f"{R}/actions/runs/{RUN_67['id']}/attempts/9/jobs",
     f"{R}/actions/jobs/1",
     f"{R}/actions/jobs/1/logs",
@@ -101,7 +103,6 @@ UNKNOWN = [
 # Operations in the vendored subset that the fake does not implement (yet): it must answer them with
 # GitHub's 404 rather than something half-made. Implementing one means moving it into ENDPOINTS.
 NOT_SERVED = {
-    "GET /repos/{owner}/{repo}/check-runs/{check_run_id}/annotations",
     "GET /repos/{owner}/{repo}/collaborators/{username}/permission",
     "GET /repos/{owner}/{repo}/contents/{path}",
     "GET /repos/{owner}/{repo}/issues/{issue_number}/comments",

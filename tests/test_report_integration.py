@@ -100,3 +100,68 @@ def test_a_log_download_that_keeps_failing_is_not_cached(fake, client, store):
     assert store.log(DEMO_REPO, verdict.facts.job.id) is None
     [again] = Triage(client, store).report(DEMO_REPO, 67).failed_jobs
     assert again.facts.log_status is LogStatus.AVAILABLE and again.rerun_recommended
+
+
+def _case_with(demo_case, job_id: int, *, log: bool, annotation: str | None, conclusion: str | None = None):
+    import copy
+
+    from ci_triage.github import payloads
+
+    case = copy.deepcopy(demo_case)
+    if not log:
+        del case["logs"][str(job_id)]
+    job = next(j for j in case["jobs"] if j["id"] == job_id)
+    if conclusion:
+        job["conclusion"] = conclusion
+    if annotation:
+        case["annotations"][str(job_id)] = [payloads.annotation(DEMO_REPO, job["head_sha"], annotation)]
+    return case
+
+
+def _failed_job_of_67(client, store):
+    [verdict] = Triage(client, store).report(DEMO_REPO, 67).failed_jobs
+    return verdict.facts.job.id
+
+
+RUNNER_LOST = ("The self-hosted runner: linux-aarch64-a2-8-node2-r1 lost communication with the server. Verify the "
+               "machine is running and has a healthy network connection.")
+
+
+def test_runner_lost_without_a_log_is_read_from_the_annotations(demo_case, tmp_path, client, store):
+    from ci_triage.github.client import Connection, GitHubClient
+    from ci_triage.github.replay import FakeGitHub
+
+    job_id = _failed_job_of_67(client, store)
+    with FakeGitHub(_case_with(demo_case, job_id, log=False, annotation=RUNNER_LOST)) as lost, \
+            Store(tmp_path / "other.sqlite3") as other:
+        github = GitHubClient(Connection(lost.base_url, "t", retries=0))
+        [verdict] = Triage(github, other).report(DEMO_REPO, 67).failed_jobs
+        assert any(r.path.endswith(f"/check-runs/{job_id}/annotations") for r in lost.served())
+        github.close()
+    c = verdict.facts.classification
+    assert verdict.facts.log_status is LogStatus.EXPIRED
+    assert (c.category, c.source, c.root_cause.text) == ("runner_lost", "annotations", RUNNER_LOST)
+    assert verdict.verdict is Verdict.INFRA_FLAKE and verdict.rerun_recommended
+    assert "missing" in [e.kind for e in verdict.evidence]
+
+
+def test_timed_out_job_with_a_silent_log(demo_case, tmp_path, client, store):
+    from ci_triage.github.client import Connection, GitHubClient
+    from ci_triage.github.replay import FakeGitHub
+
+    job_id = _failed_job_of_67(client, store)
+    case = _case_with(demo_case, job_id, log=True, annotation=None, conclusion="timed_out")
+    case["logs"][str(job_id)] = "2026-05-12T13:06:02.0000000Z training step 1\n"
+    with FakeGitHub(case) as fake_timeout, Store(tmp_path / "other.sqlite3") as other:
+        github = GitHubClient(Connection(fake_timeout.base_url, "t", retries=0))
+        [verdict] = Triage(github, other).report(DEMO_REPO, 67).failed_jobs
+        github.close()
+    assert verdict.facts.classification.category == "job_timeout"
+    # A timeout may be the PR's own slowness: rerun only with contention evidence, which is there.
+    assert verdict.verdict is Verdict.INFRA_FLAKE
+
+
+def test_contract_check_of_the_head_is_reported(client, store):
+    report = Triage(client, store).report(DEMO_REPO, 67)
+    assert [(j.name, j.conclusion) for j in report.contract_checks] == [("d2t-contract", "success")]
+    assert Triage(client, store).report(DEMO_REPO, 70).contract_checks == ()

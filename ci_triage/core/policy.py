@@ -126,10 +126,14 @@ def decide(facts: JobFacts, changed_files: tuple[ChangedFile, ...], policy: Poli
     def verdict(v: Verdict, confidence: float, rerun: bool) -> JobVerdict:
         return JobVerdict(facts, relatedness, related_files, v, round(confidence, 2), rerun, tuple(evidence))
 
-    if facts.log_status is not LogStatus.AVAILABLE:
+    if facts.log_status is not LogStatus.AVAILABLE and c.source != "annotations":
         evidence.append(Evidence("missing", f"The job's log is {facts.log_status.value}: no rerun without it.",
                                  facts.job.html_url))
         return verdict(Verdict.NEEDS_REVIEW, 0.3, False)
+    if facts.log_status is not LogStatus.AVAILABLE:
+        # A lost runner uploads no log; GitHub's own annotation on the job is then the evidence.
+        evidence.append(Evidence("missing", f"The job's log is {facts.log_status.value}; the cause comes from "
+                                            "GitHub's annotation on the job.", facts.job.html_url))
 
     evidence.append(_relatedness_evidence(relatedness, related_files, len(changed_files)))
 

@@ -449,6 +449,10 @@ def build_case() -> dict[str, Any]:
                            steps=log.steps))
         logs[str(job_id)] = log.text()
 
+    # The runner annotates every failed job's check run with the failing step's exit.
+    annotations = {str(job["id"]): [gh.annotation(REPO, job["head_sha"], "Process completed with exit code 1.")]
+                   for job in jobs if job["conclusion"] == "failure"}
+
     return {
         "format": CASE_FORMAT,
         "version": CASE_VERSION,
@@ -466,5 +470,6 @@ def build_case() -> dict[str, Any]:
         "runs": runs,
         "jobs": jobs,
         "logs": logs,
+        "annotations": annotations,
         "files": {},
     }

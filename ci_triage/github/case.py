@@ -14,6 +14,7 @@ Layout (format "ci-triage-case", version 1):
     runs:       workflow run objects, one per attempt (GET .../actions/runs/{id}/attempts/{n})
     jobs:       job objects of every attempt (GET .../actions/runs/{id}/attempts/{n}/jobs)
     logs:       {"<job_id>": raw log text} (GET .../actions/jobs/{id}/logs, after the redirect)
+    annotations: {"<job_id>": [annotations]} (GET .../check-runs/{job_id}/annotations; optional)
     files:      {"<path>": text} repository files at the default branch (workflow files, config)
 """
 

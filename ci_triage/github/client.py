@@ -328,6 +328,17 @@ class GitHubClient:
             self._record("job", payload)
         return [job_from_payload(p) for p in payloads]
 
+    def annotations(self, repo: str, job_id: int) -> list[dict[str, Any]]:
+        """Annotations of a job's check run (a job's id is its check run's id)."""
+        from github.CheckRunAnnotation import CheckRunAnnotation
+        from github.PaginatedList import PaginatedList
+
+        url = self._url(f"/repos/{repo}/check-runs/{job_id}/annotations")
+        with self._translate(f"annotations of job {job_id}"):
+            payloads = [_raw(a) for a in PaginatedList(CheckRunAnnotation, self.github.requester, url, None)]
+        self._record("annotations", {"job_id": job_id, "annotations": payloads})
+        return payloads
+
     def log(self, repo: str, job_id: int) -> tuple[LogStatus, str | None]:
         """A job's log text. Missing evidence is a status, not an exception."""
         import httpx

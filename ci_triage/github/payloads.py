@@ -380,3 +380,20 @@ def step(number: int, name: str, started: datetime, completed: datetime, conclus
          status: str = "completed") -> dict[str, Any]:
     return {"name": name, "status": status, "conclusion": conclusion, "number": number,
             "started_at": ts(started), "completed_at": ts(completed)}
+
+
+def annotation(repo_full_name: str, head_sha: str, message: str, level: str = "failure", title: str = "",
+               path: str = ".github") -> dict[str, Any]:
+    """A check run annotation as the runner writes them for a job (GET .../check-runs/{id}/annotations)."""
+    return {
+        "path": path,
+        "blob_href": f"{WEB}/{repo_full_name}/blob/{head_sha}/{path}",
+        "start_line": 1,
+        "end_line": 1,
+        "start_column": None,
+        "end_column": None,
+        "annotation_level": level,
+        "title": title,
+        "message": message,
+        "raw_details": "",
+    }

@@ -28,6 +28,7 @@ class CaseRecorder:
         self.runs: dict[tuple[int, int], dict[str, Any]] = {}
         self.jobs: dict[int, dict[str, Any]] = {}
         self.logs: dict[int, str] = {}
+        self.annotations: dict[int, list[dict[str, Any]]] = {}
 
     def __call__(self, kind: str, payload: Any) -> None:
         if kind == "repository":
@@ -46,6 +47,8 @@ class CaseRecorder:
             self.runs[(payload["id"], payload.get("run_attempt") or 1)] = payload
         elif kind == "job":
             self.jobs[payload["id"]] = payload
+        elif kind == "annotations":
+            self.annotations[payload["job_id"]] = payload["annotations"]
         elif kind == "log":
             self.logs[payload["job_id"]] = payload["text"]
 
@@ -68,6 +71,7 @@ class CaseRecorder:
             "runs": list(self.runs.values()),
             "jobs": list(self.jobs.values()),
             "logs": {str(job_id): text for job_id, text in self.logs.items()},
+            "annotations": {str(job_id): items for job_id, items in self.annotations.items()},
             "files": {},
         }
         logs = case.pop("logs")

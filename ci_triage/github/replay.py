@@ -115,6 +115,8 @@ class CaseIndex:
             self.jobs_by_attempt.setdefault((job["run_id"], job["run_attempt"]), []).append(job)
         self.logs = {int(k): v for k, v in case["logs"].items()}
         self.files = case.get("files", {})
+        # A job is a check run: its id is the check run's id.
+        self.annotations = {int(k): v for k, v in case.get("annotations", {}).items()}
 
     def latest_runs(self) -> list[dict[str, Any]]:
         runs = [attempts[max(attempts)] for attempts in self.attempts.values()]
@@ -393,6 +395,11 @@ class FakeGitHub:
             if job is None:
                 raise _not_found()
             return job, {}
+        if found := re.fullmatch(r"/check-runs/(\d+)/annotations", rest):
+            check_run_id = int(found.group(1))
+            if check_run_id not in index.jobs:
+                raise _not_found()
+            return self._page(index.annotations.get(check_run_id, []), query, path)
         if found := re.fullmatch(r"/actions/jobs/(\d+)/logs", rest):
             job_id = int(found.group(1))
             if job_id not in index.jobs or job_id not in index.logs:

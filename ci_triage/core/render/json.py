@@ -32,6 +32,7 @@ def job_entry(verdict: JobVerdict) -> dict[str, Any]:
         "category": c.category,
         "retryable": c.retryable,
         "rule_id": c.rule_id,
+        "root_cause_source": c.source,
         "root_cause": {"line": root.line, "text": root.text, "step": root.step} if root else None,
         "captures": dict(c.captures),
         "fingerprint": c.fingerprint,
