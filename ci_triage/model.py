@@ -292,3 +292,4 @@ class PullReport:
     runs_by_id: dict[int, Run] = field(default_factory=dict)
     notes: tuple[str, ...] = ()  # assumptions and gaps the reader should know about
     contract_checks: tuple[Job, ...] = ()  # the d2t contract suite's job on the head, when the repo has one
+    pr_of_run: dict[int, int | None] = field(default_factory=dict)  # fork runs resolved by head SHA

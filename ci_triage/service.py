@@ -163,7 +163,8 @@ class Triage:
         contract_checks = tuple(job for _, job in own_jobs if job.name in CONTRACT_JOBS)
         return PullReport(repo=repo, pull=pull, changed_files=tuple(changed), runs=tuple(runs),
                           failed_jobs=tuple(verdicts), timeline_jobs=tuple(timeline_jobs),
-                          runs_by_id=all_runs, notes=tuple(notes), contract_checks=contract_checks)
+                          runs_by_id=all_runs, notes=tuple(notes), contract_checks=contract_checks,
+                          pr_of_run=pr_of_run)
 
     # --- correlation --------------------------------------------------------------------------
     def _neighbours(self, repo: str, failed: list[tuple[Run, Job]]) -> tuple[list[Job], dict[int, Run]]:
