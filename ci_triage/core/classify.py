@@ -71,6 +71,14 @@ def find_matches(lines: Iterable[LogLine], rule_set: RuleSet) -> list[RuleMatch]
     return matches
 
 
+def _first_error_line(lines: Sequence[LogLine], boilerplate_matches: Sequence[RuleMatch]) -> LogLine | None:
+    """The stand-in root cause when no rule explains a log: the earliest `##[error]` annotation or
+    boilerplate match (an exit-code line as the web UI shows it, `Error: Process completed ...`)."""
+    annotation = next((line for line in lines if line.text.startswith("##[error]")), None)
+    candidates = [m.line for m in boilerplate_matches] + ([annotation] if annotation else [])
+    return min(candidates, key=lambda line: line.number, default=None)
+
+
 def classify(lines: Sequence[LogLine], rule_set: RuleSet) -> Classification:
     matches = find_matches(lines, rule_set)
     boilerplate = {rule.id for rule in rule_set.rules if rule.boilerplate}
@@ -99,7 +107,7 @@ def classify(lines: Sequence[LogLine], rule_set: RuleSet) -> Classification:
             matches=tuple(matches),
         )
 
-    error_line = next((line for line in lines if line.text.startswith("##[error]")), None)
+    error_line = _first_error_line(lines, [m for m in matches if m.rule_id in boilerplate])
     root = RootCause(error_line.number, error_line.text, error_line.step) if error_line else None
     return Classification(
         category="unknown",
