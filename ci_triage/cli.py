@@ -296,3 +296,6 @@ def rules_check(
 
 def main() -> None:
     app()
+
+from ci_triage.cli_timeline import register as _register_timeline  # noqa: E402 - registers `timeline`
+_register_timeline(app)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ci_triage.core.render import gantt
 from ci_triage.core.render.common import (
     VERDICT_ICON,
     VERDICT_LABEL,
@@ -75,6 +76,7 @@ def render(report: PullReport) -> str:
                      f"{VERDICT_ICON[verdict.verdict]} `{verdict.verdict.value}` | `{verdict.facts.classification.category}` | "
                      f"{'yes' if verdict.rerun_recommended else 'no'} |")
     lines.append("")
+    lines += gantt.mermaid_block(report)
     for verdict in report.failed_jobs:
         lines += _job_section(verdict)
     if report.notes:
