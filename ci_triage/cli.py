@@ -299,3 +299,5 @@ def main() -> None:
 
 from ci_triage.cli_timeline import register as _register_timeline  # noqa: E402 - registers `timeline`
 _register_timeline(app)
+from ci_triage.cli_config import register as _register_config  # noqa: E402 - registers `config`
+_register_config(app)
