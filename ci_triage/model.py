@@ -225,6 +225,20 @@ class Evidence:
 
 
 @dataclass(frozen=True)
+class SimilarFailure:
+    """Another job in the window that failed with the same fingerprint."""
+
+    pr: int | None
+    branch: str | None
+    on_base: bool  # a run of the base branch itself (push, schedule), not of a PR
+    run_id: int
+    job_id: int
+    name: str
+    completed_at: datetime | None
+    html_url: str
+
+
+@dataclass(frozen=True)
 class JobFacts:
     """Everything gathered about one failed job, before a verdict is taken."""
 
@@ -237,6 +251,8 @@ class JobFacts:
     later_jobs_passed: tuple[OverlappingJob, ...]  # same pool, started after this one ended, passed
     baseline: DurationBaseline | None
     base_comparison: BaseComparison | None
+    similar_failures: tuple[SimilarFailure, ...] = ()
+    neighbour_hints: tuple[str, ...] = ()  # what the log itself says about other processes on the device
 
 
 @dataclass(frozen=True)

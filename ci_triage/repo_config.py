@@ -17,10 +17,11 @@ import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
+from ci_triage.core.globs import path_matches  # noqa: F401 - part of this module's API
 from ci_triage.core.policy import Policy
+from ci_triage.core.timeline import host_of
 from ci_triage.core.rules import CATEGORIES, NEVER_RETRYABLE
 from ci_triage.core.timeline import GENERIC_LABELS
 from ci_triage.errors import ConfigError
@@ -344,21 +345,10 @@ def owned_paths(config: RepoConfig, job_name: str) -> tuple[str, ...]:
 
 
 def runner_host(config: RepoConfig, runner_name: str | None) -> str | None:
-    """The host a runner runs on per host_pattern: the `host` group, else the only group, else the match.
-
-    None without a host_pattern (the caller then applies its own default) or a runner name; the whole
-    runner name when the pattern does not match it.
-    """
+    """The host a runner runs on per host_pattern; None without a pattern (the caller's default applies)."""
     if not runner_name or config.host_pattern is None:
         return None
-    found = re.search(config.host_pattern, runner_name)
-    if not found:
-        return runner_name
-    if "host" in found.re.groupindex:
-        return found.group("host") or runner_name
-    if found.re.groups == 1:
-        return found.group(1) or runner_name
-    return found.group(0) or runner_name
+    return host_of(runner_name, re.compile(config.host_pattern))
 
 
 def glob_problem(glob: str) -> str | None:
@@ -367,72 +357,6 @@ def glob_problem(glob: str) -> str | None:
     if glob.startswith("!"):
         return "negated globs ('!...') are not supported; list only the paths the job exercises"
     return None
-
-
-def path_matches(glob: str, path: str) -> bool:
-    """Whether a repository path is covered by a glob.
-
-    Globs are anchored at the repository root and match the whole path, as GitHub's `paths` filters
-    do ("Path patterns must match the whole path, and start from the repository's root", workflow
-    syntax docs, filter pattern cheat sheet): `*.js` is the root's .js files, `**.js` all of them.
-    `*` and `?` (one character) stay within a directory; `**` crosses directories, and `**/` also
-    matches no directory (`a/**/b` matches `a/b`). A glob naming a directory (trailing slash, or no
-    wildcard in its last part) covers everything beneath it, as in .gitignore. `[...]` as in fnmatch.
-    """
-    return _glob_regex(glob).match(path.lstrip("/")) is not None
-
-
-@lru_cache(maxsize=1024)
-def _glob_regex(glob: str) -> re.Pattern[str]:
-    body = glob.lstrip("/").rstrip("/")
-    out: list[str] = []
-    i = 0
-    while i < len(body):
-        char = body[i]
-        if body.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif body.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif char == "*":
-            out.append("[^/]*")
-            i += 1
-        elif char == "?":
-            out.append("[^/]")
-            i += 1
-        elif char == "[":
-            end = body.find("]", i + 2)  # a ']' right after '[' (or '[!') is a member, as in fnmatch
-            if body.startswith("[!", i):
-                end = body.find("]", i + 3)
-            members = body[i + 1:end] if end != -1 else ""
-            piece = _char_class(members) if end != -1 else None
-            if piece is None:
-                out.append(re.escape(char))
-                i += 1
-            else:
-                out.append(piece)
-                i = end + 1
-        else:
-            out.append(re.escape(char))
-            i += 1
-    # A glob that names a directory (a trailing slash, or no wildcard in its last part) covers what
-    # is beneath it; `docs/*` stays "the files directly in docs", as in GitHub's filters.
-    names_directory = glob.endswith("/") or not re.search(r"[*?\[]", body.rsplit("/", 1)[-1])
-    return re.compile("".join(out) + (r"(?:/.*)?\Z" if names_directory else r"\Z"), re.DOTALL)
-
-
-def _char_class(members: str) -> str | None:
-    negate = members.startswith("!")
-    if negate:
-        members = members[1:]
-    escaped = "".join("\\" + c if c in "\\^[]" else c for c in members)
-    piece = f"[^/{escaped}]" if negate else f"(?!/)[{escaped}]"
-    try:
-        re.compile(piece)
-    except re.error:  # a reversed range such as [z-a]: take the bracket literally
-        return None
-    return piece
 
 
 # ---------------------------------------------------------------------------------------------

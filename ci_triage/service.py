@@ -1,11 +1,14 @@
 """Use cases: gather what GitHub knows about a PR's failures, hand it to the pure core, return a report.
 
 fetch -> parse -> classify -> correlate -> relate -> decide. The store makes repeat work cheap:
-jobs of a completed run attempt and the logs of completed jobs are fetched once, ever.
+jobs of a completed run attempt, the logs and annotations of completed jobs are fetched once, ever.
+The repository's config file is read from its default branch, never from the PR's head: a PR must
+not be able to change how its own failures are judged.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import timedelta
@@ -14,7 +17,9 @@ from ci_triage.core import timeline
 from ci_triage.core.annotations import classify_annotations
 from ci_triage.core.classify import classify, focus_on_test
 from ci_triage.core.logparse import parse_log
-from ci_triage.core.policy import Policy, decide
+from ci_triage.core.neighbours import neighbour_hints
+from ci_triage.core.policy import decide
+from ci_triage.core.relate import relate
 from ci_triage.core.rules import RuleSet, builtin_rules
 from ci_triage.github.client import GitHubClient
 from ci_triage.model import (
@@ -22,15 +27,24 @@ from ci_triage.model import (
     Classification,
     Job,
     JobFacts,
+    JobVerdict,
     LogStatus,
     PullReport,
     Run,
+    SimilarFailure,
 )
+from ci_triage.repo_config import RepoConfig, default_repo_config, matches_job, owned_paths, parse_repo_config
 from ci_triage.store import Store
+from ci_triage.workflows import pull_request_paths
 
 Progress = Callable[[str, int, int], None]  # (what, done, total)
+CONFIG_PATH = ".github/ci-triage.toml"
 # The job name of workflows/d2t-contract.yml; its result on the PR head is shown beside the triage.
 CONTRACT_JOBS = frozenset({"d2t-contract"})
+# Failed jobs of other runs in the window whose logs are read to find the same failure elsewhere.
+MAX_SIMILAR_PROBES = 20
+LATER_PASSED_WINDOW = timedelta(hours=2)
+BASELINE_RUNS = 10
 
 
 def _no_progress(what: str, done: int, total: int) -> None:
@@ -38,13 +52,17 @@ def _no_progress(what: str, done: int, total: int) -> None:
 
 
 @dataclass(frozen=True)
-class Window:
-    """How far around a failed job to look for neighbours and for jobs after the queue drained."""
+class Context:
+    """What every failed job of one report is judged against."""
 
-    before: timedelta = timedelta(hours=3)
-    after: timedelta = timedelta(hours=2)
-    later_passed: timedelta = timedelta(hours=2)
-    baseline_runs: int = 10
+    repo: str
+    number: int
+    base_ref: str
+    changed: tuple
+    neighbours: list[Job]
+    runs: dict[int, Run]
+    pr_of_run: dict[int, int | None]
+    workflow_paths: dict[int, tuple[str, ...]]
 
 
 class Triage:
@@ -53,15 +71,14 @@ class Triage:
         client: GitHubClient,
         store: Store,
         rules: RuleSet | None = None,
-        policy: Policy | None = None,
-        window: Window | None = None,
+        config: RepoConfig | None = None,
         progress: Progress = _no_progress,
     ) -> None:
         self.client = client
         self.store = store
         self.rules = rules or builtin_rules()
-        self.policy = policy or Policy()
-        self.window = window or Window()
+        self._fixed_config = config
+        self.config = config or default_repo_config()
         self.progress = progress
 
     # --- cached fetches -----------------------------------------------------------------------
@@ -105,9 +122,16 @@ class Triage:
                 classification = from_annotations
         return status, classification
 
+    def repo_config(self, repo: str, default_branch: str) -> RepoConfig:
+        if self._fixed_config is not None:
+            return self._fixed_config
+        text = self.client.file_text(repo, CONFIG_PATH, default_branch)
+        return parse_repo_config(text, origin=f"{repo}:{CONFIG_PATH}") if text is not None else default_repo_config()
+
     # --- the report ---------------------------------------------------------------------------
     def report(self, repo: str, number: int) -> PullReport:
-        self.client.check_repository(repo)
+        repository = self.client.check_repository(repo)
+        self.config = self.repo_config(repo, repository.get("default_branch") or "main")
         pull = self.client.pull(repo, number)
         changed = self.store.pr_files(repo, number, pull.head_sha)
         if changed is None:
@@ -121,9 +145,8 @@ class Triage:
         for index, run in enumerate(runs):
             self.progress("runs of the PR", index, len(runs))
             own_jobs.extend((run, job) for job in self.jobs_of(repo, run))
-        failed = [(run, job) for run, job in own_jobs if job.failed]
+        failed = [(run, job) for run, job in own_jobs if job.failed and matches_job(self.config, job.name)]
 
-        notes: list[str] = []
         classified = {}
         for index, (run, job) in enumerate(failed):
             self.progress("logs of failed jobs", index, len(failed))
@@ -132,39 +155,52 @@ class Triage:
         neighbours, neighbour_runs = self._neighbours(repo, failed)
         pr_of_run = self._resolve_prs(repo, neighbour_runs.values())
         pr_of_run.update({run.id: number for run in runs})
-        timeline_jobs = [job for job in neighbours]
+        context = Context(repo, number, pull.base_ref, tuple(changed), neighbours, neighbour_runs, pr_of_run,
+                          self._workflow_paths(repo, {run.workflow_path for run, _ in failed}, runs))
 
         verdicts = []
         for run, job in failed:
             status, classification = classified[job.id]
-            if status is LogStatus.AVAILABLE:
+            if status is LogStatus.AVAILABLE or classification.source == "annotations":
                 self.store.save_failure(repo, job, number, classification)
-            same_workflow = [j for j in neighbours if neighbour_runs[j.run_id].workflow_id == run.workflow_id]
-            overlapping = timeline.overlapping_jobs(job, same_workflow, neighbour_runs, pr_of_run)
-            later = timeline.later_jobs_passed(job, same_workflow, neighbour_runs,
-                                               self.window.later_passed.total_seconds(), pr_of_run)
-            baseline_jobs = [j for j in same_workflow if j.name == job.name]
-            baseline = timeline.duration_baseline(job.name, baseline_jobs)
-            if baseline is None or baseline.samples < 3:
-                baseline = timeline.duration_baseline(job.name, baseline_jobs + self._successful_jobs(repo, run))
-            in_flight = tuple(sorted({o.pr for o in overlapping if o.pr is not None and o.pr != number}))
-            base = None
-            if classification.category in ("test_failure", "import_error"):
-                base = self._base_comparison(repo, pull.base_ref, run, job)
-                new_failures = [t for t in classification.failed_tests if base and t not in base.failed_tests]
-                if base and base.failed_tests and new_failures:
-                    classification = focus_on_test(classification, new_failures[0])
-            facts = JobFacts(job, run, status, classification, overlapping, in_flight, later, baseline, base)
-            verdicts.append(decide(facts, tuple(changed), self.policy))
+            verdicts.append(self._judge(context, run, job, status, classification))
 
-        if any(timeline.host_of(j.runner_name) != j.runner_name for _, j in failed):
+        notes: list[str] = []
+        if self.config.host_pattern is None and any(timeline.host_of(j.runner_name) != j.runner_name
+                                                    for _, j in failed):
             notes.append(timeline.HOST_ASSUMPTION)
         all_runs = {**neighbour_runs, **{r.id: r for r in runs}}
         contract_checks = tuple(job for _, job in own_jobs if job.name in CONTRACT_JOBS)
         return PullReport(repo=repo, pull=pull, changed_files=tuple(changed), runs=tuple(runs),
-                          failed_jobs=tuple(verdicts), timeline_jobs=tuple(timeline_jobs),
+                          failed_jobs=tuple(verdicts), timeline_jobs=tuple(neighbours),
                           runs_by_id=all_runs, notes=tuple(notes), contract_checks=contract_checks,
                           pr_of_run=pr_of_run)
+
+    def _judge(self, ctx: Context, run: Run, job: Job, status: LogStatus,
+               classification: Classification) -> JobVerdict:
+        host_pattern = re.compile(self.config.host_pattern) if self.config.host_pattern else None
+        same_workflow = [j for j in ctx.neighbours if ctx.runs[j.run_id].workflow_id == run.workflow_id]
+        overlapping = timeline.overlapping_jobs(job, same_workflow, ctx.runs, ctx.pr_of_run, host_pattern)
+        later = timeline.later_jobs_passed(job, same_workflow, ctx.runs, LATER_PASSED_WINDOW.total_seconds(),
+                                           ctx.pr_of_run)
+        baseline_jobs = [j for j in same_workflow if j.name == job.name]
+        baseline = timeline.duration_baseline(job.name, baseline_jobs)
+        if baseline is None or baseline.samples < 3:
+            baseline = timeline.duration_baseline(job.name, baseline_jobs + self._successful_jobs(ctx.repo, run))
+        in_flight = tuple(sorted({o.pr for o in overlapping if o.pr is not None and o.pr != ctx.number}))
+        base = None
+        if classification.category in ("test_failure", "import_error"):
+            base = self._base_comparison(ctx.repo, ctx.base_ref, run, job)
+            new_failures = [t for t in classification.failed_tests if base and t not in base.failed_tests]
+            if base and base.failed_tests and new_failures:
+                classification = focus_on_test(classification, new_failures[0])
+        similar = self._similar_failures(ctx, job, classification, same_workflow)
+        hints = neighbour_hints(classification.root_cause.text if classification.root_cause else None)
+        facts = JobFacts(job, run, status, classification, overlapping, in_flight, later, baseline, base,
+                         similar, hints)
+        relation = relate(job.name, classification.frames, classification.failed_tests, ctx.changed,
+                          owned_paths(self.config, job.name), ctx.workflow_paths.get(run.workflow_id, ()))
+        return decide(facts, relation, len(ctx.changed), self.config.policy, self.config.outage)
 
     # --- correlation --------------------------------------------------------------------------
     def _neighbours(self, repo: str, failed: list[tuple[Run, Job]]) -> tuple[list[Job], dict[int, Run]]:
@@ -174,11 +210,12 @@ class Triage:
         by_workflow: dict[int, list[Job]] = {}
         for run, job in failed:
             by_workflow.setdefault(run.workflow_id, []).append(job)
+        before = timedelta(hours=self.config.window_before_hours)
+        after = timedelta(hours=self.config.window_after_hours)
         for workflow_id, failed_jobs in by_workflow.items():
             starts = [j.started_at or j.created_at for j in failed_jobs]
             ends = [j.completed_at or j.started_at or j.created_at for j in failed_jobs]
-            low = min(starts) - self.window.before
-            high = max(ends) + self.window.after
+            low, high = min(starts) - before, max(ends) + after
             created = f"{low.strftime('%Y-%m-%dT%H:%M:%SZ')}..{high.strftime('%Y-%m-%dT%H:%M:%SZ')}"
             window_runs = self.client.runs(repo, workflow_id=workflow_id, created=created)
             for index, run in enumerate(window_runs):
@@ -204,9 +241,36 @@ class Triage:
                 resolved[run.id] = by_sha.get(run.head_sha)
         return resolved
 
+    def _similar_failures(self, ctx: Context, job: Job, classification: Classification,
+                          same_workflow: list[Job]) -> tuple[SimilarFailure, ...]:
+        """Other failed jobs in the window with the same fingerprint (their logs are read, once)."""
+        if not classification.fingerprint:
+            return ()
+        others = [j for j in same_workflow if j.failed and j.run_id != job.run_id and j.completed_at]
+        others.sort(key=lambda j: abs((j.completed_at - job.completed_at).total_seconds()) if job.completed_at else 0)
+        found = []
+        for other in others[:MAX_SIMILAR_PROBES]:
+            status, theirs = self.classify_job(ctx.repo, other)
+            if theirs.fingerprint != classification.fingerprint:
+                continue
+            run = ctx.runs[other.run_id]
+            on_base = not run.event.startswith("pull_request") and run.head_branch == ctx.base_ref
+            found.append(SimilarFailure(ctx.pr_of_run.get(other.run_id), run.head_branch, on_base, other.run_id,
+                                        other.id, other.name, other.completed_at, other.html_url))
+        return tuple(found)
+
+    def _workflow_paths(self, repo: str, workflow_paths: set[str], runs: list[Run]) -> dict[int, tuple[str, ...]]:
+        """`on.pull_request.paths` of the failed jobs' workflows, read from the default branch."""
+        ids = {run.workflow_path: run.workflow_id for run in runs}
+        found = {}
+        for path in sorted(p for p in workflow_paths if p):
+            text = self.client.file_text(repo, path)
+            if text is not None and path in ids:
+                found[ids[path]] = pull_request_paths(text)
+        return found
+
     def _successful_jobs(self, repo: str, run: Run) -> list[Job]:
-        recent = self.client.runs(repo, workflow_id=run.workflow_id, status="success",
-                                  limit=self.window.baseline_runs)
+        recent = self.client.runs(repo, workflow_id=run.workflow_id, status="success", limit=BASELINE_RUNS)
         return [job for r in recent for job in self.jobs_of(repo, r)]
 
     def _base_comparison(self, repo: str, base_ref: str, run: Run, job: Job) -> BaseComparison | None:
@@ -236,3 +300,4 @@ def _latest_per_workflow(runs: list[Run]) -> list[Run]:
         if key not in newest or run.created_at > newest[key].created_at:
             newest[key] = run
     return sorted(newest.values(), key=lambda r: r.created_at)
+

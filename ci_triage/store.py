@@ -77,6 +77,14 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (repo, job_id)
     );
     """,
+    # 4: one claim per run attempt to rerun, so two invocations on one machine rerun once.
+    """
+    CREATE TABLE rerun_claims (
+        repo TEXT NOT NULL, run_id INTEGER NOT NULL, attempt INTEGER NOT NULL, claimed_at TEXT NOT NULL,
+        claimant TEXT NOT NULL,
+        PRIMARY KEY (repo, run_id, attempt)
+    );
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -249,6 +257,27 @@ class Store:
                "ORDER BY failed_at, job_id")
         rows = self._db.execute(sql, (repo, repo, category, category)).fetchall()
         return [StoredFailure(*row) for row in rows]
+
+    # --- rerun claims -------------------------------------------------------------------------
+    def claim_rerun(self, repo: str, run_id: int, attempt: int, claimant: str) -> bool:
+        """True for the first caller only: the claim and its check are one transaction."""
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+            cursor = self._db.execute("INSERT OR IGNORE INTO rerun_claims VALUES (?, ?, ?, ?, ?)",
+                                      (repo, run_id, attempt, _now(), claimant))
+            self._db.execute("COMMIT")
+        except sqlite3.DatabaseError as exc:
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+            raise StoreError(f"cannot write to store {self.path}: {exc}") from None
+        return cursor.rowcount == 1
+
+    def audit_log(self, repo: str | None = None) -> list[dict[str, Any]]:
+        rows = self._db.execute(
+            "SELECT at, repo, action, target, detail FROM audit WHERE (? IS NULL OR repo = ?) ORDER BY id",
+            (repo, repo)).fetchall()
+        return [{"at": at, "repo": r, "action": action, "target": target, "detail": json.loads(detail)}
+                for at, r, action, target, detail in rows]
 
     # --- audit ------------------------------------------------------------------------------
     def audit(self, repo: str, action: str, target: str, detail: dict[str, Any]) -> None:

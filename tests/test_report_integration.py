@@ -67,8 +67,10 @@ def test_second_report_fetches_no_completed_run_job_or_log_again(fake, client, t
     second = fake.served()
     assert [r.path for r in second if r.path.endswith("/jobs") or r.path.endswith("/logs")] == []
     assert fake.served("logs") == []
-    # What may still change is asked again: the PR, and the lists of runs (new runs, new attempts).
-    changeable = (r"/repos/[^/]+/[^/]+$", r"/pulls/\d+$", r"/pulls$", r"/actions(/workflows/\d+)?/runs$")
+    # What may still change is asked again: the PR, the lists of runs (new runs, new attempts), and
+    # the default branch's config and workflow files.
+    changeable = (r"/repos/[^/]+/[^/]+$", r"/pulls/\d+$", r"/pulls$", r"/actions(/workflows/\d+)?/runs$",
+                  r"/contents/")
     assert all(any(re.search(p, r.path) for p in changeable) for r in second), [r.path for r in second]
     assert len(second) < len(first) / 2
 

@@ -8,11 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ci_triage.core.relate import relate
 from ci_triage.core.rules import describe_capture
 from ci_triage.core.timeline import died_early
 from ci_triage.model import (
-    ChangedFile,
     Evidence,
     JobFacts,
     JobVerdict,
@@ -115,9 +113,52 @@ def _relatedness_evidence(relatedness: Relatedness, files: tuple[str, ...], n_ch
     )
 
 
-def decide(facts: JobFacts, changed_files: tuple[ChangedFile, ...], policy: Policy = Policy()) -> JobVerdict:
+@dataclass(frozen=True)
+class OutageGuard:
+    """Many jobs or PRs failing the same way at once is an outage to report, not a wave of reruns."""
+
+    max_failed_jobs: int = 6
+    max_prs: int = 4
+    window_minutes: int = 30
+
+
+def _similar_evidence(facts: JobFacts) -> list[Evidence]:
+    items = []
+    other_prs = sorted({s.pr for s in facts.similar_failures if s.pr is not None and not s.on_base})
+    if other_prs:
+        first = next(s for s in facts.similar_failures if s.pr == other_prs[0])
+        items.append(Evidence(
+            "same_failure_elsewhere",
+            f"The same failure (same fingerprint) hit {len(other_prs)} other PR(s) in the window: "
+            f"{', '.join(f'#{n}' for n in other_prs)}; changes that different cannot share a cause.",
+            first.html_url, Verdict.INFRA_FLAKE,
+        ))
+    return items
+
+
+def _outage(facts: JobFacts, guard: OutageGuard) -> Evidence | None:
+    """Same-fingerprint failures within guard.window_minutes of this one, this one included."""
+    end = facts.job.completed_at
+    if end is None:
+        return None
+    near = [s for s in facts.similar_failures
+            if s.completed_at is not None and abs((s.completed_at - end).total_seconds()) <= guard.window_minutes * 60]
+    jobs = len(near) + 1
+    prs = len({s.pr for s in near if s.pr is not None} | ({facts.run.pr_numbers[0]} if facts.run.pr_numbers else set()))
+    if jobs >= guard.max_failed_jobs or prs >= guard.max_prs:
+        return Evidence(
+            "outage",
+            f"{jobs} jobs across {prs} PR(s) failed this same way within {guard.window_minutes} min: that is an "
+            "outage of the runners to report to their owners, not something reruns fix.",
+            supports=Verdict.INFRA_FLAKE,
+        )
+    return None
+
+
+def decide(facts: JobFacts, relation: tuple[Relatedness, tuple[str, ...]], n_changed: int,
+           policy: Policy = Policy(), outage: OutageGuard = OutageGuard()) -> JobVerdict:
     c = facts.classification
-    relatedness, related_files = relate(facts.job.name, c.frames, c.failed_tests, changed_files)
+    relatedness, related_files = relation
     evidence: list[Evidence] = []
     root = _root_cause_evidence(facts)
     if root:
@@ -135,12 +176,21 @@ def decide(facts: JobFacts, changed_files: tuple[ChangedFile, ...], policy: Poli
         evidence.append(Evidence("missing", f"The job's log is {facts.log_status.value}; the cause comes from "
                                             "GitHub's annotation on the job.", facts.job.html_url))
 
-    evidence.append(_relatedness_evidence(relatedness, related_files, len(changed_files)))
+    evidence.append(_relatedness_evidence(relatedness, related_files, n_changed))
 
+    on_base = [s for s in facts.similar_failures if s.on_base]
     if c.category in ("test_failure", "import_error"):
         return _decide_test_failure(facts, relatedness, evidence, verdict)
 
-    if c.category not in policy.retryable_categories or not c.retryable:
+    retryable = c.category in policy.retryable_categories and c.retryable
+    if on_base and not retryable:
+        evidence.append(Evidence(
+            "base_branch", f"The same failure (same fingerprint) happens on the base branch itself "
+            f"({len(on_base)} run(s) in the window): it is not this PR's doing.", on_base[0].html_url,
+            Verdict.BROKEN_BASE))
+        return verdict(Verdict.BROKEN_BASE, 0.8, False)
+
+    if not retryable:
         evidence.append(Evidence("unclassified", "No rule explains this failure; a person should look."))
         return verdict(Verdict.NEEDS_REVIEW, 0.4, False)
 
@@ -149,17 +199,27 @@ def decide(facts: JobFacts, changed_files: tuple[ChangedFile, ...], policy: Poli
 
     contention = _contention_evidence(facts)
     early = _died_early_evidence(facts, policy)
+    elsewhere = _similar_evidence(facts)
     evidence.extend(contention)
+    for hint in facts.neighbour_hints:
+        evidence.append(Evidence("neighbour_in_log", f"The log names another process on the device: {hint}",
+                                 facts.job.html_url, Verdict.INFRA_FLAKE))
     if early:
         evidence.append(early)
-    has_contention = any(e.kind == "contention" for e in contention)
+    evidence.extend(elsewhere)
+    has_contention = any(e.kind == "contention" for e in contention) or bool(facts.neighbour_hints)
     if c.category in policy.need_contention and not has_contention:
         evidence.append(Evidence("no_contention", f"A {c.category} needs a competing job as evidence; none was found."))
         return verdict(Verdict.NEEDS_REVIEW, 0.5, False)
 
     confidence = 0.6 + 0.15 * has_contention + 0.1 * (early is not None) + 0.05 * bool(facts.later_jobs_passed)
     confidence += 0.1 if relatedness is Relatedness.UNRELATED else 0.0
+    confidence += 0.05 if elsewhere else 0.0
     rerun = not (relatedness is Relatedness.POSSIBLY_RELATED and policy.possibly_related_blocks_rerun)
+    outage_evidence = _outage(facts, outage)
+    if outage_evidence is not None:
+        evidence.append(outage_evidence)
+        rerun = False
     return verdict(Verdict.INFRA_FLAKE, min(confidence, 0.99), rerun)
 
 

@@ -1,9 +1,14 @@
 """Changed files x what a job exercises x the failing stack -> relatedness.
 
-A job exercises the files whose path names one of the job's own words: the matrix values in its
-name (`vllm-example (eagle3)` exercises `.../eagle3_trainer_backend.py`, and, through the stem
-without the version digit, `.../llama_eagle.py`). The failing stack is stronger evidence than
-that guess: a traceback frame or a failing test inside a changed file makes the failure `related`.
+What a job exercises, most specific source first:
+1. the repository's config file (`[[jobs.owns]]`: job-name pattern -> path globs), when it names
+   the job: the maintainers said so;
+2. the job's own words: the matrix values in its name (`vllm-example (eagle3)` exercises
+   `.../eagle3_trainer_backend.py` and, through the stem without the version digit,
+   `.../llama_eagle.py`);
+3. for a job with no such words, its workflow's `on.pull_request.paths` filters.
+The failing stack is stronger evidence than any of these: a traceback frame or a failing test
+inside a changed file makes the failure `related`.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+from ci_triage.core.globs import any_match
 from ci_triage.model import ChangedFile, Frame, Relatedness
 
 _MATRIX = re.compile(r"\(([^)]*)\)")
@@ -65,18 +71,32 @@ def stack_files(frames: Sequence[Frame], failed_tests: Sequence[str], changed: f
     return tuple(hits)
 
 
+def exercised_by(job_name: str, changed_files: Sequence[ChangedFile], owned_globs: Sequence[str] = (),
+                 workflow_paths: Sequence[str] = ()) -> tuple[str, ...]:
+    """The changed files the job exercises, from the most specific source that speaks of it."""
+    if owned_globs:
+        return tuple(f.filename for f in changed_files if any_match(tuple(owned_globs), f.filename))
+    if job_tokens(job_name):
+        return exercised_files(job_name, changed_files)
+    if workflow_paths:
+        return tuple(f.filename for f in changed_files if any_match(tuple(workflow_paths), f.filename))
+    return ()
+
+
 def relate(
     job_name: str,
     frames: Sequence[Frame],
     failed_tests: Sequence[str],
     changed_files: Sequence[ChangedFile],
+    owned_globs: Sequence[str] = (),
+    workflow_paths: Sequence[str] = (),
 ) -> tuple[Relatedness, tuple[str, ...]]:
     """Relatedness of a failure to the change, and the changed files behind that answer."""
     changed = frozenset(f.filename for f in changed_files)
     in_stack = stack_files(frames, failed_tests, changed)
     if in_stack:
         return Relatedness.RELATED, in_stack
-    exercised = exercised_files(job_name, changed_files)
+    exercised = exercised_by(job_name, changed_files, owned_globs, workflow_paths)
     if exercised:
         return Relatedness.POSSIBLY_RELATED, exercised
     return Relatedness.UNRELATED, ()

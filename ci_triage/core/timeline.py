@@ -39,10 +39,15 @@ def host_of(runner_name: str | None, host_pattern: re.Pattern[str] | None = None
     if not runner_name:
         return None
     if host_pattern is not None:
+        # The `host` group, else the only group, else the whole match (as the config file documents).
         found = host_pattern.search(runner_name)
-        if found:
-            return found.group("host") if "host" in found.groupdict() else found.group(0)
-        return runner_name
+        if not found:
+            return runner_name
+        if "host" in host_pattern.groupindex:
+            return found.group("host") or runner_name
+        if host_pattern.groups == 1:
+            return found.group(1) or runner_name
+        return found.group(0) or runner_name
     stripped = _TRAILING_INDEX.sub("", runner_name)
     return stripped or runner_name
 

@@ -340,6 +340,18 @@ def _d2t_log(log: LogBuilder, *, runner: str, head_sha: str) -> None:
     log.end()
 
 
+def _repository_files() -> dict[str, str]:
+    """Files of the demo repository's default branch: its workflows and its ci-triage config."""
+    from importlib import resources
+
+    folder = resources.files("ci_triage.demo").joinpath("repo_files")
+    return {
+        EXAMPLE_WORKFLOW: folder.joinpath("npu_vllm_examples.yml").read_text(encoding="utf-8"),
+        CPU_WORKFLOW: folder.joinpath("cpu_unit_tests.yml").read_text(encoding="utf-8"),
+        ".github/ci-triage.toml": folder.joinpath("ci-triage.toml").read_text(encoding="utf-8"),
+    }
+
+
 def build_case() -> dict[str, Any]:
     users = {login: gh.user(login, uid, "Organization" if login == "speco-demo" else
                             "Bot" if login.endswith("[bot]") else "User") for login, uid in USERS.items()}
@@ -471,5 +483,5 @@ def build_case() -> dict[str, Any]:
         "jobs": jobs,
         "logs": logs,
         "annotations": annotations,
-        "files": {},
+        "files": _repository_files(),
     }

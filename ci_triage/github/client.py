@@ -328,6 +328,21 @@ class GitHubClient:
             self._record("job", payload)
         return [job_from_payload(p) for p in payloads]
 
+    def file_text(self, repo: str, path: str, ref: str | None = None) -> str | None:
+        """A file of the repository at `ref` (default branch when None), or None when there is none."""
+        from github import UnknownObjectException
+
+        with self._translate(f"{path} in {repo}"):
+            try:
+                content = self._repo(repo).get_contents(path, **({"ref": ref} if ref else {}))
+            except UnknownObjectException:
+                return None
+            if isinstance(content, list):  # a directory
+                return None
+            text = content.decoded_content.decode("utf-8", errors="replace")
+        self._record("file", {"path": path, "text": text})
+        return text
+
     def annotations(self, repo: str, job_id: int) -> list[dict[str, Any]]:
         """Annotations of a job's check run (a job's id is its check run's id)."""
         from github.CheckRunAnnotation import CheckRunAnnotation

@@ -29,6 +29,7 @@ class CaseRecorder:
         self.jobs: dict[int, dict[str, Any]] = {}
         self.logs: dict[int, str] = {}
         self.annotations: dict[int, list[dict[str, Any]]] = {}
+        self.files: dict[str, str] = {}
 
     def __call__(self, kind: str, payload: Any) -> None:
         if kind == "repository":
@@ -47,6 +48,8 @@ class CaseRecorder:
             self.runs[(payload["id"], payload.get("run_attempt") or 1)] = payload
         elif kind == "job":
             self.jobs[payload["id"]] = payload
+        elif kind == "file":
+            self.files[payload["path"]] = payload["text"]
         elif kind == "annotations":
             self.annotations[payload["job_id"]] = payload["annotations"]
         elif kind == "log":
@@ -72,11 +75,12 @@ class CaseRecorder:
             "jobs": list(self.jobs.values()),
             "logs": {str(job_id): text for job_id, text in self.logs.items()},
             "annotations": {str(job_id): items for job_id, items in self.annotations.items()},
-            "files": {},
+            "files": dict(self.files),
         }
-        logs = case.pop("logs")
+        # Logs and files are text as written, not payloads: their URLs are not ours to rewrite.
+        logs, files = case.pop("logs"), case.pop("files")
         case = normalise_urls(case, api_url, _web_url(api_url))
-        case["logs"] = logs
+        case["logs"], case["files"] = logs, files
         return validate_case(case, "recorded case")
 
     def save(self, path: Path, api_url: str, repo: str, pr: int) -> None:

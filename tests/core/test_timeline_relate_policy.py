@@ -4,11 +4,11 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from ci_triage.core import timeline
-from ci_triage.core.policy import Policy, decide
+from ci_triage.core.policy import OutageGuard, Policy, decide
 from ci_triage.core.relate import exercised_files, job_tokens, relate
 from ci_triage.model import (
-    BaseComparison, ChangedFile, Classification, Frame, Job, JobFacts, LogStatus, RootCause, Run, Verdict,
-    Relatedness,
+    BaseComparison, ChangedFile, Classification, Frame, Job, JobFacts, LogStatus, RootCause, Run, SimilarFailure,
+    Verdict, Relatedness,
 )
 
 T0 = datetime(2026, 5, 12, 13, 0, tzinfo=UTC)
@@ -86,31 +86,36 @@ def _facts(category: str, retryable: bool, frames=(), failed_tests=(), overlappi
     return JobFacts(failed, run(10, (67,)), log, classification, tuple(overlapping), in_flight, (), baseline, base)
 
 
+def judge(facts: JobFacts, files, policy: Policy = Policy(), outage: OutageGuard = OutageGuard()):
+    c = facts.classification
+    return decide(facts, relate(facts.job.name, c.frames, c.failed_tests, files), len(files), policy, outage)
+
+
 def _other(pr: int):
     return timeline.overlapping_jobs(job(1, 10, 0, 12, "pool-node2-r0", "failure"),
                                      [job(2, 20, 1, 20, "pool-node2-r1")], {20: run(20, (pr,))})
 
 
 def test_port_clash_with_a_neighbour_and_unrelated_files_is_an_infra_flake():
-    verdict = decide(_facts("port_in_use", True, overlapping=_other(66)), changed("docs/readme.md"))
+    verdict = judge(_facts("port_in_use", True, overlapping=_other(66)), changed("docs/readme.md"))
     assert verdict.verdict is Verdict.INFRA_FLAKE and verdict.rerun_recommended
     assert {e.kind for e in verdict.evidence} >= {"root_cause", "contention", "died_early", "relatedness"}
 
 
 def test_port_clash_inside_changed_code_is_the_prs_fault():
-    verdict = decide(_facts("port_in_use", True, frames=[Frame("src/app/ports.py", 3, "bind")],
+    verdict = judge(_facts("port_in_use", True, frames=[Frame("src/app/ports.py", 3, "bind")],
                             overlapping=_other(66)), changed("src/app/ports.py"))
     assert verdict.verdict is Verdict.PR_RELATED and not verdict.rerun_recommended
 
 
 def test_no_rerun_without_the_log():
-    verdict = decide(_facts("port_in_use", True, log=LogStatus.EXPIRED, overlapping=_other(66)), changed("x.py"))
+    verdict = judge(_facts("port_in_use", True, log=LogStatus.EXPIRED, overlapping=_other(66)), changed("x.py"))
     assert verdict.verdict is Verdict.NEEDS_REVIEW and not verdict.rerun_recommended
 
 
 def test_oom_needs_a_competing_job_before_a_rerun():
-    alone = decide(_facts("accelerator_oom", True), changed("x.py"))
-    crowded = decide(_facts("accelerator_oom", True, overlapping=_other(66)), changed("x.py"))
+    alone = judge(_facts("accelerator_oom", True), changed("x.py"))
+    crowded = judge(_facts("accelerator_oom", True, overlapping=_other(66)), changed("x.py"))
     assert alone.verdict is Verdict.NEEDS_REVIEW and not alone.rerun_recommended
     assert crowded.verdict is Verdict.INFRA_FLAKE and crowded.rerun_recommended
 
@@ -118,17 +123,50 @@ def test_oom_needs_a_competing_job_before_a_rerun():
 def test_possibly_related_can_block_reruns_by_policy():
     facts = _facts("port_in_use", True, overlapping=_other(66), name="vllm-example (eagle3)")
     files = changed("verl_speco/models/eagle/llama_eagle.py")
-    assert decide(facts, files).rerun_recommended
-    assert not decide(facts, files, Policy(possibly_related_blocks_rerun=True)).rerun_recommended
+    assert judge(facts, files).rerun_recommended
+    assert not judge(facts, files, Policy(possibly_related_blocks_rerun=True)).rerun_recommended
 
 
 def test_test_failures_against_the_base_branch():
     base = BaseComparison("main", 5, 6, "failure", ("tests/a.py::t1", "tests/a.py::t2"), "https://example/base")
-    same = decide(_facts("test_failure", False, failed_tests=("tests/a.py::t1",), base=base), changed("src/x.py"))
+    same = judge(_facts("test_failure", False, failed_tests=("tests/a.py::t1",), base=base), changed("src/x.py"))
     assert same.verdict is Verdict.BROKEN_BASE and not same.rerun_recommended
-    new = decide(_facts("test_failure", False, failed_tests=("tests/a.py::t1", "tests/n.py::t"), base=base),
+    new = judge(_facts("test_failure", False, failed_tests=("tests/a.py::t1", "tests/n.py::t"), base=base),
                  changed("tests/n.py"))
     assert new.verdict is Verdict.PR_RELATED and not new.rerun_recommended
     passing_base = replace(base, conclusion="success", failed_tests=())
-    assert decide(_facts("test_failure", False, failed_tests=("tests/a.py::t1",), base=passing_base),
+    assert judge(_facts("test_failure", False, failed_tests=("tests/a.py::t1",), base=passing_base),
                   changed("src/x.py")).verdict is Verdict.PR_RELATED
+
+
+def _similar(pr, minutes_after: float, on_base: bool = False) -> SimilarFailure:
+    return SimilarFailure(pr, "main" if on_base else f"b{pr}", on_base, 900 + (pr or 0), 9000 + (pr or 0), "job",
+                          T0 + timedelta(minutes=12 + minutes_after), f"https://example/{pr}")
+
+
+def test_the_same_failure_on_other_prs_is_infra_evidence():
+    facts = replace(_facts("port_in_use", True, overlapping=_other(66)), similar_failures=(_similar(66, -4), _similar(68, 30)))
+    verdict = judge(facts, changed("docs/x.md"))
+    [item] = [e for e in verdict.evidence if e.kind == "same_failure_elsewhere"]
+    assert "#66, #68" in item.text and verdict.rerun_recommended
+
+
+def test_an_outage_is_reported_not_rerun():
+    many = tuple(_similar(60 + i, i) for i in range(5))
+    verdict = judge(replace(_facts("port_in_use", True, overlapping=_other(66)), similar_failures=many), changed("x"))
+    assert verdict.verdict is Verdict.INFRA_FLAKE and not verdict.rerun_recommended
+    assert "outage" in [e.kind for e in verdict.evidence]
+    spread = tuple(_similar(60 + i, i * 40) for i in range(5))  # one every 40 minutes: no outage
+    assert judge(replace(_facts("port_in_use", True, overlapping=_other(66)), similar_failures=spread),
+                 changed("x"), outage=OutageGuard(window_minutes=30)).rerun_recommended
+
+
+def test_an_unexplained_failure_that_base_shares_is_broken_base():
+    facts = replace(_facts("unknown", False), similar_failures=(_similar(None, -30, on_base=True),))
+    verdict = judge(facts, changed("x.py"))
+    assert verdict.verdict is Verdict.BROKEN_BASE and not verdict.rerun_recommended
+
+
+def test_neighbour_named_in_the_log_is_contention_for_an_oom():
+    facts = replace(_facts("accelerator_oom", True), neighbour_hints=("process 1 held 40 GiB on the device",))
+    assert judge(facts, changed("x.py")).rerun_recommended
