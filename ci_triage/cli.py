@@ -226,12 +226,13 @@ def classify_files(
             return
         from rich.console import Console
         from rich.table import Table
+        from rich.text import Text
 
         table = Table("file", "category", "retryable", "line", "root cause")
         for entry in results:
             root = entry["root_cause"] or {}
-            table.add_row(entry["file"], entry["category"], "yes" if entry["retryable"] else "no",
-                          str(root.get("line", "")), root.get("text", ""))
+            table.add_row(Text(entry["file"]), entry["category"], "yes" if entry["retryable"] else "no",
+                          str(root.get("line", "")), Text(root.get("text", "")))
         Console().print(table)
 
 
@@ -259,11 +260,12 @@ def clusters(
             return
         from rich.console import Console
         from rich.table import Table
+        from rich.text import Text
 
         table = Table("fingerprint", "category", "count", "PRs", "first seen", "last seen", "sample")
         for item in found:
             table.add_row(item.fingerprint, item.category, str(item.count), ", ".join(f"#{n}" for n in item.prs),
-                          item.first_seen or "", item.last_seen or "", (item.sample or "")[:120])
+                          item.first_seen or "", item.last_seen or "", Text((item.sample or "")[:120]))
         Console().print(table)
 
 
@@ -275,6 +277,46 @@ def _load_rules(file: Path) -> Any:
     except OSError as exc:
         raise UsageError(f"cannot read rule file {file}: {exc.strerror or exc}") from None
     return parse_rules(text, origin=str(file))
+
+
+@rules_app.command("explain")
+def rules_explain(
+    log: Annotated[Path, typer.Argument(help="A saved job log.")],
+    rules: Annotated[Path | None, typer.Option("--rules", help="Rule file to use instead of the built-in rules.")] = None,
+) -> None:
+    """Show every rule match in a log and why one of them is the root cause."""
+    with _boundary():
+        from rich.console import Console
+        from rich.table import Table
+        from rich.text import Text
+
+        from ci_triage.core.classify import classify, find_matches
+        from ci_triage.core.logparse import parse_log
+        from ci_triage.core.rules import builtin_rules
+
+        rule_set = _load_rules(rules) if rules else builtin_rules()
+        try:
+            text = log.read_bytes().decode("utf-8", errors="replace")
+        except OSError as exc:
+            raise UsageError(f"cannot read {log}: {exc.strerror or exc}") from None
+        lines = list(parse_log(text))
+        boilerplate = {rule.id for rule in rule_set.rules if rule.boilerplate}
+        table = Table("line", "rule", "priority", "category", "text", title=f"Rule matches in {log}")
+        for match in find_matches(lines, rule_set):
+            kind = " (boilerplate: never the cause)" if match.rule_id in boilerplate else ""
+            table.add_row(str(match.line.number), match.rule_id + kind, str(match.priority), match.category,
+                          Text(match.line.text[:160]))
+        console = Console()
+        console.print(table)
+        result = classify(lines, rule_set)
+        if result.rule_id is None:
+            where = f"line {result.root_cause.line}" if result.root_cause else "no line"
+            console.print(f"No rule explains this log: category unknown, root cause at {where} "
+                          "(the first error line).")
+        else:
+            console.print(f"Root cause: line {result.root_cause.line}, rule {result.rule_id} ({result.category}). "
+                          "It wins because no matching rule has a higher priority (a lower number), and no "
+                          "earlier line matches a rule of the same priority.")
 
 
 @rules_app.command("check")

@@ -20,7 +20,8 @@ from ci_triage.core.logparse import parse_log
 from ci_triage.core.neighbours import neighbour_hints
 from ci_triage.core.policy import decide
 from ci_triage.core.relate import relate
-from ci_triage.core.rules import RuleSet, builtin_rules
+from ci_triage.core.rules import RuleSet, builtin_rules, merge_rule_sets, parse_rules
+from ci_triage.errors import ConfigError
 from ci_triage.github.client import GitHubClient
 from ci_triage.model import (
     BaseComparison,
@@ -76,7 +77,8 @@ class Triage:
     ) -> None:
         self.client = client
         self.store = store
-        self.rules = rules or builtin_rules()
+        self._base_rules = rules or builtin_rules()
+        self.rules = self._base_rules
         self._fixed_config = config
         self.config = config or default_repo_config()
         self.progress = progress
@@ -122,6 +124,16 @@ class Triage:
                 classification = from_annotations
         return status, classification
 
+    def _rules_for(self, repo: str, default_branch: str) -> RuleSet:
+        """The built-in rules, with the repository's own rule file (from its default branch) on top."""
+        if self.config.rules_file is None:
+            return self._base_rules
+        text = self.client.file_text(repo, self.config.rules_file, default_branch)
+        if text is None:
+            raise ConfigError(f"{repo}:{CONFIG_PATH} names rules file {self.config.rules_file}, which does not exist "
+                              f"on {default_branch}")
+        return merge_rule_sets(self._base_rules, parse_rules(text, origin=f"{repo}:{self.config.rules_file}"))
+
     def repo_config(self, repo: str, default_branch: str) -> RepoConfig:
         if self._fixed_config is not None:
             return self._fixed_config
@@ -131,7 +143,9 @@ class Triage:
     # --- the report ---------------------------------------------------------------------------
     def report(self, repo: str, number: int) -> PullReport:
         repository = self.client.check_repository(repo)
-        self.config = self.repo_config(repo, repository.get("default_branch") or "main")
+        default_branch = repository.get("default_branch") or "main"
+        self.config = self.repo_config(repo, default_branch)
+        self.rules = self._rules_for(repo, default_branch)
         pull = self.client.pull(repo, number)
         changed = self.store.pr_files(repo, number, pull.head_sha)
         if changed is None:

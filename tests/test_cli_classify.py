@@ -36,3 +36,13 @@ def test_clusters_from_the_store(tmp_path):
     assert {c["category"] for c in found} == {"port_in_use", "test_failure"}
     assert all(c["count"] == 1 for c in found)
     assert json.loads(run("clusters", "--store", str(store), "--format", "json").stdout) == []
+
+
+def test_rules_explain_shows_every_match_and_the_winner(tmp_path):
+    log = tmp_path / "job.log"
+    log.write_text(PORT_CLASH)
+    result = run("rules", "explain", str(log), env={"COLUMNS": "250"})
+    assert result.returncode == 0, result.stderr
+    assert "torch-dist-eaddrinuse" in result.stdout and "actions-exit-code" in result.stdout
+    assert "##[error]Process completed" in result.stdout  # printed as text, not taken for markup
+    assert "Root cause: line 1, rule torch-dist-eaddrinuse" in " ".join(result.stdout.split())

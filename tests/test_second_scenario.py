@@ -153,3 +153,18 @@ def test_port_clash_in_the_prs_own_launcher_is_its_fault(reports):
     assert verdict.relatedness is Relatedness.RELATED
     assert verdict.related_changed_files == ("serve_bench/launcher.py",)
     assert verdict.verdict is Verdict.PR_RELATED and not verdict.rerun_recommended
+
+
+def test_a_repository_rule_file_named_in_the_config_is_used(tmp_path):
+    case = build_case()
+    case["files"][".github/ci-triage.toml"] = CONFIG + '\n[rules]\nfile = ".github/ci-triage-rules.toml"\n'
+    case["files"][".github/ci-triage-rules.toml"] = (
+        "[[rule]]\nid='bench-oom'\ncategory='accelerator_oom'\nretryable=true\n"
+        "patterns=['Tried to allocate (?P<size>[\\d.]+ GiB)']\n"
+        "examples=['CUDA out of memory. Tried to allocate 4.00 GiB']\nnear_misses=['allocated 4.00 GiB']\n")
+    with FakeGitHub(case) as fake, Store(tmp_path / "s.sqlite3") as store:
+        client = GitHubClient(Connection(fake.base_url, "t", retries=0))
+        [verdict] = Triage(client, store).report(REPO, 301).failed_jobs
+        client.close()
+    assert verdict.facts.classification.rule_id == "bench-oom"
+    assert verdict.facts.classification.captures["size"] == "4.00 GiB"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from importlib import resources
 
@@ -145,3 +145,15 @@ def check_examples(rule_set: RuleSet) -> list[str]:
 def builtin_rules() -> RuleSet:
     text = resources.files("ci_triage.rules").joinpath("builtin.toml").read_text(encoding="utf-8")
     return parse_rules(text, origin="built-in rules")
+
+
+def merge_rule_sets(base: RuleSet, extra: RuleSet) -> RuleSet:
+    """A repository's own rules on top of the built-in ones.
+
+    The repository knows its failures best, so its rules come first (highest priority); one with
+    the id of a built-in rule replaces it.
+    """
+    replaced = {rule.id for rule in extra.rules}
+    ordered = [*extra.rules, *(rule for rule in base.rules if rule.id not in replaced)]
+    return RuleSet(version=max(base.version, extra.version),
+                   rules=tuple(replace(rule, priority=index) for index, rule in enumerate(ordered)))

@@ -88,3 +88,18 @@ def test_rule_examples_that_do_not_match_are_reported():
                         "examples=['Connection refused']\nnear_misses=['reset']")
     problems = check_examples(rules)
     assert len(problems) == 2 and all("'x'" in p for p in problems)
+
+
+def test_repository_rules_come_first_and_replace_builtins_of_the_same_id():
+    from ci_triage.core.rules import merge_rule_sets
+
+    extra = parse_rules("[[rule]]\nid='our-flaky-fixture'\ncategory='network'\nretryable=true\n"
+                        "patterns=['fixture server did not start']\nexamples=['fixture server did not start']\n"
+                        "near_misses=['fixture server started']\n"
+                        "[[rule]]\nid='pytest-failed-test'\ncategory='test_failure'\npatterns=['^FAIL: (?P<test>.+)']\n"
+                        "examples=['FAIL: a']\nnear_misses=['PASS: a']\n")
+    merged = merge_rule_sets(builtin_rules(), extra)
+    assert [r.id for r in merged.rules[:2]] == ["our-flaky-fixture", "pytest-failed-test"]
+    assert [r.priority for r in merged.rules] == list(range(len(merged.rules)))
+    assert sum(r.id == "pytest-failed-test" for r in merged.rules) == 1
+    assert classify(_log("fixture server did not start"), merged).category == "network"

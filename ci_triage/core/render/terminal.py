@@ -49,8 +49,8 @@ def short_timeline(verdict: JobVerdict, jobs_by_id: dict[int, Job]) -> Table:
         is_failed_job = job.id == failed.id
         char = "█" if job.conclusion == "success" else "▓"
         style = "red" if job.failed else "green"
-        table.add_row("▶ this" if is_failed_job else pr_by_job.get(job.id, "?"), _short_job(job.name),
-                      _short_runner(job), Text(_bar(job.started_at, job.completed_at, low, high, char), style=style))
+        table.add_row("▶ this" if is_failed_job else pr_by_job.get(job.id, "?"), Text(_short_job(job.name)),
+                      Text(_short_runner(job)), Text(_bar(job.started_at, job.completed_at, low, high, char), style=style))
     return table
 
 
@@ -81,15 +81,19 @@ def _job_panel(verdict: JobVerdict, jobs_by_id: dict[int, Job]) -> Panel:
     info = Table.grid(padding=(0, 1))
     info.add_column(style="dim")
     info.add_column()
-    info.add_row("category", f"{c.category}" + (f"  [dim](rule {c.rule_id})[/dim]" if c.rule_id else ""))
+    category = Text(c.category)
+    if c.rule_id:
+        category.append(f"  (rule {c.rule_id})", style="dim")
+    info.add_row("category", category)
     if c.root_cause:
         info.add_row("root cause", Text(f"line {c.root_cause.line}"
                                         + (f", step '{c.root_cause.step}'" if c.root_cause.step else "")))
         info.add_row("", Text(c.root_cause.text.strip(), style="bold"))
     if c.captures:
-        info.add_row("captures", ", ".join(f"{k}={describe_capture(k, v)}" for k, v in sorted(c.captures.items())))
-    info.add_row("ran", f"{clock(job.started_at)}–{clock(job.completed_at)} UTC on {job.runner_name} "
-                        f"({', '.join(job.labels)}), {minutes(job.duration_s)}")
+        info.add_row("captures",
+                     Text(", ".join(f"{k}={describe_capture(k, v)}" for k, v in sorted(c.captures.items()))))
+    info.add_row("ran", Text(f"{clock(job.started_at)}–{clock(job.completed_at)} UTC on {job.runner_name} "
+                             f"({', '.join(job.labels)}), {minutes(job.duration_s)}"))
     info.add_row("job", Text(job.html_url, style="link " + job.html_url))
     if facts.overlapping_jobs:
         prs = ", ".join(f"#{n}" for n in facts.in_flight_prs) or "none"
@@ -108,14 +112,14 @@ def _job_panel(verdict: JobVerdict, jobs_by_id: dict[int, Job]) -> Panel:
     if facts.overlapping_jobs:
         parts.append(Text("timeline", style="dim"))
         parts.append(short_timeline(verdict, jobs_by_id))
-    return Panel(Group(*parts), title=f"[bold]{job.name}[/bold] · {facts.run.workflow_name}", title_align="left")
+    return Panel(Group(*parts), title=Text(f"{job.name} · {facts.run.workflow_name}", style="bold"), title_align="left")
 
 
 def render(report: PullReport) -> RenderableType:
     pull = report.pull
     title = Text()
     title.append(f"PR #{pull.number}", style="bold")
-    title.append(f" {pull.title}\n")
+    title.append(f" {pull.title}\n")  # Text.append takes no markup: a title with [brackets] stays as written
     title.append(f"{report.repo} · head {pull.head_sha[:7]} · {len(report.changed_files)} changed file(s)",
                  style="dim")
     contracts = [Text(contract_line(job), style="green" if job.conclusion == "success" else "red")
@@ -129,7 +133,7 @@ def render(report: PullReport) -> RenderableType:
     summary.add_column("verdict")
     summary.add_column("rerun")
     for verdict in report.failed_jobs:
-        summary.add_row(verdict.facts.job.name, verdict.facts.run.workflow_name,
+        summary.add_row(Text(verdict.facts.job.name), Text(verdict.facts.run.workflow_name),
                         verdict.facts.classification.category,
                         Text(verdict.verdict.value, style=VERDICT_STYLE[verdict.verdict]),
                         "yes" if verdict.rerun_recommended else "no")
