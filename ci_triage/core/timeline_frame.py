@@ -1,0 +1,585 @@
+"""Many jobs at once -> overlaps, PRs in flight, later passes and duration baselines.
+
+The vectorised counterpart of timeline.py, for correlating every failed job of a busy repository in
+one go instead of O(failed x candidates). Pure: columns of plain numbers in, numpy arrays (and model
+values on request) out; numpy and pandas stay inside this module. On small inputs every answer equals
+timeline.py's (tests/core/test_timeline_frame.py checks that with hypothesis).
+
+How it stays near O((n + k) log n) for n jobs and k overlapping pairs:
+- A job belongs to one runner pool per specific label (timeline.same_pool is "shares a specific
+  label", or "same label set" when neither has one). With one pool per job (the usual case) no pair
+  can be found twice; otherwise pairs are deduplicated.
+- Overlaps: per pool and per duration class (powers of two), jobs sorted by start. A job of class b
+  lasts at most maxdur_b, so those overlapping [s, e) started in (s - maxdur_b, e): two searchsorted
+  calls give an index range, which is then exploded with numpy and filtered on end > s. Every job of
+  the class lasts at least half of maxdur_b, so with bounded concurrency per pool most of the range
+  does overlap; long jobs only widen the range of their own class.
+- PRs in flight without sorting the pairs: for each job j, pm_j is the latest end among the jobs of
+  the same PR on the pool that started before it. The jobs before j started before f ended, so one of
+  them overlaps f iff pm_j > f.start: j is the first job of its PR overlapping f iff pm_j <= f.start.
+  Keeping the pairs that are first gives each PR exactly once.
+- Later passes: successful jobs per pool sorted by start; the window [f.end, f.end + w] is counted
+  with searchsorted, minus the failed run's own jobs (counted the same way per pool and run).
+- Only the top `cap` overlaps per failed job (same host first, then longest overlap, then job id;
+  timeline.py's order) and the first `cap` later passes are kept; counts are always exact.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import pandas as pd
+
+from ci_triage.core import timeline
+from ci_triage.model import FAILED_CONCLUSIONS, DurationBaseline, Job, OverlappingJob, Run
+
+MISSING = np.iinfo(np.int64).min  # a start or end that GitHub did not report
+NO_CODE = -1  # no PR, no host, no conclusion
+# Codes of the conclusion column; from_jobs appends any conclusion GitHub adds later.
+CONCLUSIONS = ("success", "failure", "timed_out", "startup_failure", "cancelled", "skipped", "neutral",
+               "action_required", "stale")
+SUCCESS = 0
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
+_INT64_MAX = np.iinfo(np.int64).max
+
+
+def _int64(values: Iterable[int] | np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(np.asarray(values, dtype=np.int64))
+
+
+def _ticks(moment: datetime | None) -> int:
+    if moment is None:
+        return int(MISSING)
+    epoch = _EPOCH if moment.tzinfo is not None else _EPOCH.replace(tzinfo=None)
+    return (moment - epoch) // _MICROSECOND
+
+
+@dataclass(frozen=True, eq=False)
+class JobFrame:
+    """Jobs as columns. Times are int64 ticks (ticks_per_second of them a second), MISSING if unknown."""
+
+    job_id: np.ndarray
+    run_id: np.ndarray
+    pr: np.ndarray  # the PR of the job's run, NO_CODE for pushes and schedules
+    host: np.ndarray  # host code (timeline.host_of), NO_CODE when the runner is unknown
+    start: np.ndarray
+    end: np.ndarray
+    conclusion: np.ndarray  # index into `conclusions`, NO_CODE while running
+    name: np.ndarray  # index into `names` (any int code for array frames)
+    member_job: np.ndarray  # one row per (job, pool) membership: the job's position ...
+    member_pool: np.ndarray  # ... and the pool code
+    ticks_per_second: float = 1.0
+    names: tuple[str, ...] = ()
+    conclusions: tuple[str, ...] = CONCLUSIONS
+    jobs: tuple[Job, ...] = ()  # the model values, when built from them (for OverlappingJob results)
+    runs: Mapping[int, Run] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.job_id)
+
+    @property
+    def one_pool_per_job(self) -> bool:
+        return len(self.member_job) == len(self.job_id) and bool(
+            np.array_equal(self.member_job, np.arange(len(self.job_id))))
+
+    @classmethod
+    def from_arrays(cls, *, job_id, run_id, pr, pool, host, start, end, conclusion, name,
+                    ticks_per_second: float = 1.0, names: Sequence[str] = ()) -> JobFrame:
+        """One pool per job. `conclusion` holds indexes into CONCLUSIONS (SUCCESS is 0), -1 for none."""
+        columns = {key: _int64(value) for key, value in dict(
+            job_id=job_id, run_id=run_id, pr=pr, host=host, start=start, end=end, conclusion=conclusion,
+            name=name).items()}
+        pools = _int64(pool)
+        if any(len(column) != len(pools) for column in columns.values()):
+            raise ValueError("every column needs one value per job")
+        return cls(**columns, member_job=np.arange(len(pools), dtype=np.int64), member_pool=pools,
+                   ticks_per_second=float(ticks_per_second), names=tuple(names))
+
+    @classmethod
+    def from_jobs(cls, jobs: Iterable[Job], runs: Mapping[int, Run],
+                  pr_of_run: Mapping[int, int | None] | None = None,
+                  host_pattern: re.Pattern[str] | None = None) -> JobFrame:
+        """From model values; PRs, pools and hosts resolved exactly as timeline.py does."""
+        jobs = tuple(jobs)
+        pools: dict[object, int] = {}
+        hosts: dict[str, int] = {}
+        names: dict[str, int] = {}
+        conclusions = {value: code for code, value in enumerate(CONCLUSIONS)}
+        member_job: list[int] = []
+        member_pool: list[int] = []
+        prs, host_codes = [], []
+        for position, job in enumerate(jobs):
+            specific = timeline.pool_labels(job)
+            keys = [("label", label) for label in sorted(specific)] if specific else [("labels", frozenset(job.labels))]
+            for key in keys:
+                member_job.append(position)
+                member_pool.append(pools.setdefault(key, len(pools)))
+            if pr_of_run and job.run_id in pr_of_run:
+                pr = pr_of_run[job.run_id]
+            else:
+                run = runs.get(job.run_id)
+                pr = run.pr_numbers[0] if run and run.pr_numbers else None
+            prs.append(NO_CODE if pr is None else pr)
+            host = timeline.host_of(job.runner_name, host_pattern)
+            host_codes.append(NO_CODE if host is None else hosts.setdefault(host, len(hosts)))
+            if job.conclusion is not None:
+                conclusions.setdefault(job.conclusion, len(conclusions))
+        return cls(
+            job_id=_int64([j.id for j in jobs]), run_id=_int64([j.run_id for j in jobs]), pr=_int64(prs),
+            host=_int64(host_codes), start=_int64([_ticks(j.started_at) for j in jobs]),
+            end=_int64([_ticks(j.completed_at) for j in jobs]),
+            conclusion=_int64([NO_CODE if j.conclusion is None else conclusions[j.conclusion] for j in jobs]),
+            name=_int64([names.setdefault(j.name, len(names)) for j in jobs]),
+            member_job=_int64(member_job), member_pool=_int64(member_pool), ticks_per_second=1e6,
+            names=tuple(names), conclusions=tuple(conclusions), jobs=jobs, runs=dict(runs))
+
+    def failed_mask(self) -> np.ndarray:
+        codes = [code for code, value in enumerate(self.conclusions) if value in FAILED_CONCLUSIONS]
+        return np.isin(self.conclusion, codes)
+
+
+@dataclass(frozen=True, eq=False)
+class Correlation:
+    """Per failed job (in `failed` order) counts, and the kept rows as CSR arrays (offsets into rows).
+
+    Overlap rows are in timeline.overlapping_jobs order; later-pass rows in start order; in-flight
+    PRs unordered. Job references are positions in the frame.
+    """
+
+    frame: JobFrame
+    failed: np.ndarray  # positions of the failed jobs, ascending
+    overlap_count: np.ndarray  # all overlapping jobs of other runs on the pool, not only the kept ones
+    overlap_offsets: np.ndarray
+    overlap_job: np.ndarray
+    overlap_ticks: np.ndarray
+    overlap_same_host: np.ndarray
+    in_flight_count: np.ndarray  # distinct other PRs with a job on the pool during the failed job
+    in_flight_offsets: np.ndarray
+    in_flight_pr: np.ndarray
+    later_passed_count: np.ndarray  # successful jobs of other runs that started within the window after
+    later_offsets: np.ndarray
+    later_job: np.ndarray
+    baseline_name: np.ndarray  # name codes with a baseline, ascending
+    baseline_samples: np.ndarray
+    baseline_median_s: np.ndarray
+    baseline_spread_s: np.ndarray
+
+    # --- arrays for one failed job ------------------------------------------------------------
+    def index_of(self, job_id: int) -> int:
+        positions = np.flatnonzero(self.frame.job_id[self.failed] == job_id)
+        if not len(positions):
+            raise KeyError(job_id)
+        return int(positions[0])
+
+    def overlaps_of(self, index: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        lo, hi = self.overlap_offsets[index], self.overlap_offsets[index + 1]
+        return self.overlap_job[lo:hi], self.overlap_ticks[lo:hi] / self.frame.ticks_per_second, \
+            self.overlap_same_host[lo:hi]
+
+    def in_flight_of(self, index: int) -> tuple[int, ...]:
+        lo, hi = self.in_flight_offsets[index], self.in_flight_offsets[index + 1]
+        return tuple(sorted(int(pr) for pr in self.in_flight_pr[lo:hi]))
+
+    def later_of(self, index: int) -> np.ndarray:
+        return self.later_job[self.later_offsets[index]:self.later_offsets[index + 1]]
+
+    def baseline_of_name(self, name_code: int) -> DurationBaseline | None:
+        at = np.searchsorted(self.baseline_name, name_code)
+        if at == len(self.baseline_name) or self.baseline_name[at] != name_code:
+            return None
+        label = self.frame.names[name_code] if name_code < len(self.frame.names) else str(name_code)
+        return DurationBaseline(label, int(self.baseline_samples[at]), float(self.baseline_median_s[at]),
+                                float(self.baseline_spread_s[at]))
+
+    def died_early(self, ratio: float = 0.85) -> np.ndarray:
+        """timeline.died_early for every failed job at once."""
+        frame = self.frame
+        start, end = frame.start[self.failed], frame.end[self.failed]
+        known = (start != MISSING) & (end != MISSING)
+        duration = np.where(known, end - start, 0) / frame.ticks_per_second
+        at = np.minimum(np.searchsorted(self.baseline_name, frame.name[self.failed]), len(self.baseline_name) - 1)
+        if not len(self.baseline_name):
+            return np.zeros(len(self.failed), dtype=bool)
+        found = self.baseline_name[at] == frame.name[self.failed]
+        median, spread = self.baseline_median_s[at], self.baseline_spread_s[at]
+        return found & known & (self.baseline_samples[at] >= 2) & (duration < median * ratio) & (
+            duration < median - 2 * spread)
+
+    # --- model values, for frames built from Job values (what the service hands the policy) ---------
+    def overlapping_jobs(self, job_id: int) -> tuple[OverlappingJob, ...]:
+        jobs, seconds, same_host = self.overlaps_of(self.index_of(job_id))
+        return tuple(self._overlapping(int(j), float(s), bool(h), branch_from_job=True)
+                     for j, s, h in zip(jobs, seconds, same_host))
+
+    def in_flight_prs(self, job_id: int) -> tuple[int, ...]:
+        return self.in_flight_of(self.index_of(job_id))
+
+    def later_jobs_passed(self, job_id: int) -> tuple[OverlappingJob, ...]:
+        found = [self._overlapping(int(j), 0.0, False, branch_from_job=False)
+                 for j in self.later_of(self.index_of(job_id))]
+        return tuple(sorted(found, key=lambda o: o.job_id))
+
+    def baseline(self, job_name: str) -> DurationBaseline | None:
+        names = self.frame.names
+        return self.baseline_of_name(names.index(job_name)) if job_name in names else None
+
+    def _overlapping(self, position: int, seconds: float, same_host: bool, branch_from_job: bool) -> OverlappingJob:
+        frame = self.frame
+        if not frame.jobs:
+            raise ValueError("this frame was built from arrays: use overlaps_of() and later_of()")
+        other = frame.jobs[position]
+        run = frame.runs.get(other.run_id)
+        pr = int(frame.pr[position])
+        branch = run.head_branch if run else (other.head_branch if branch_from_job else None)
+        return OverlappingJob(None if pr == NO_CODE else pr, branch, other.run_id, other.id, other.name,
+                              other.runner_name, seconds, other.conclusion, same_host, other.html_url)
+
+
+# --- helpers ------------------------------------------------------------------------------------
+def _stable_order(codes: np.ndarray) -> np.ndarray:
+    """Permutation sorting by code and keeping the order within a code (radix sort for small codes)."""
+    if len(codes) and codes.min() >= 0 and codes.max() < 2**15:
+        codes = codes.astype(np.int16)
+    return np.argsort(codes, kind="stable")
+
+
+def _segments(sorted_codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Start and end offsets of the runs of equal values in a sorted array."""
+    if not len(sorted_codes):
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    cuts = np.flatnonzero(sorted_codes[1:] != sorted_codes[:-1]) + 1
+    return np.concatenate(([0], cuts)), np.concatenate((cuts, [len(sorted_codes)]))
+
+
+def _explode(lo: np.ndarray, hi: np.ndarray, owners: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """For ranges [lo, hi): (owner, position) of every position in them; owners default to range numbers."""
+    lengths = np.maximum(hi - lo, 0)
+    total = int(lengths.sum())
+    owner = np.repeat(np.arange(len(lo)) if owners is None else owners, lengths)
+    first = np.cumsum(lengths) - lengths
+    position = np.arange(total, dtype=np.int64) - np.repeat(first - lo, lengths)
+    return owner, position
+
+
+def _grouped_searchsorted(group_sorted: np.ndarray, time_sorted: np.ndarray, query_group: np.ndarray,
+                          query_time: np.ndarray, side: str) -> np.ndarray:
+    """searchsorted of query_time inside the query's group, for arrays sorted by (group, time)."""
+    if not len(time_sorted):
+        return np.zeros(len(query_time), dtype=np.int64)
+    low, high = int(time_sorted.min()), int(time_sorted.max())
+    width = high - low + 3
+    groups = int(max(group_sorted.max(), query_group.max() if len(query_group) else 0)) + 1
+    if groups * width < 2**62:
+        # One composite key: times clamped just outside the known range keep their place.
+        key = group_sorted * width + (time_sorted - low + 1)
+        clamped = np.clip(query_time, low - 1, high + 1)
+        return np.searchsorted(key, query_group * width + (clamped - low + 1), side=side)
+    # Too many groups or too long a span to share one int64 key: replace groups and times by ranks.
+    groups = np.unique(np.concatenate((group_sorted, query_group)), return_inverse=True)[1]
+    ranks = np.unique(np.concatenate((time_sorted, query_time)), return_inverse=True)[1]
+    if (int(groups.max()) + 1) * (int(ranks.max()) + 3) >= 2**62:
+        raise OverflowError("too many jobs to correlate in one frame")
+    known = len(time_sorted)
+    return _grouped_searchsorted(groups[:known], ranks[:known], groups[known:], ranks[known:], side)
+
+
+def _window_ticks(window_s: float, ticks_per_second: float) -> int:
+    """The largest gap in ticks that timeline.later_jobs_passed still counts (gap_s <= window_s)."""
+    ticks = math.floor(window_s * ticks_per_second)
+    while (ticks + 1) / ticks_per_second <= window_s:
+        ticks += 1
+    while ticks >= 0 and ticks / ticks_per_second > window_s:
+        ticks -= 1
+    return ticks
+
+
+def _top_per_group(group: np.ndarray, key: np.ndarray, cap: int | None) -> np.ndarray:
+    """Indexes of the `cap` smallest keys of each group (group non-decreasing), ordered by (group, key).
+
+    Keys must be unique within a group. Groups of similar size are padded to one width and partitioned
+    row-wise, which is cheaper than one sort of all pairs.
+    """
+    if not len(group):
+        return np.zeros(0, dtype=np.int64)
+    starts, ends = _segments(group)
+    counts = ends - starts
+    kept = counts if cap is None else np.minimum(counts, cap)
+    out_first = np.cumsum(kept) - kept
+    selected = np.empty(int(kept.sum()), dtype=np.int64)
+    # Few widths (powers of two up to 32, then multiples of 32) and little padding.
+    widths = np.where(counts <= 32, np.left_shift(1, np.ceil(np.log2(counts)).astype(np.int64)),
+                      (counts + 31) // 32 * 32)
+    for width in np.unique(widths):
+        rows = np.flatnonzero(widths == width)
+        columns = np.arange(width)
+        present = columns[None, :] < counts[rows, None]
+        where = starts[rows, None] + columns[None, :]
+        matrix = np.full((len(rows), width), _INT64_MAX, dtype=np.int64)
+        matrix[present] = key[where[present]]
+        if cap is not None and width > cap:
+            part = np.argpartition(matrix, cap - 1, axis=1)[:, :cap]
+            order = np.take_along_axis(part, np.argsort(np.take_along_axis(matrix, part, axis=1), axis=1), axis=1)
+        else:
+            order = np.argsort(matrix, axis=1)
+        take = np.arange(order.shape[1])[None, :] < kept[rows, None]
+        destination = out_first[rows, None] + np.arange(order.shape[1])[None, :]
+        selected[destination[take]] = (starts[rows, None] + order)[take]
+    return selected
+
+
+def _first_per_group(group: np.ndarray, cap: int | None) -> np.ndarray:
+    """Indexes of the first `cap` items of each group (group non-decreasing)."""
+    if cap is None or not len(group):
+        return np.arange(len(group))
+    starts, _ = _segments(group)
+    rank = np.arange(len(group)) - np.repeat(starts, np.diff(np.concatenate((starts, [len(group)]))))
+    return np.flatnonzero(rank < cap)
+
+
+def _csr(group: np.ndarray, groups: int) -> np.ndarray:
+    return np.concatenate(([0], np.cumsum(np.bincount(group, minlength=groups)))).astype(np.int64)
+
+
+# --- the correlation ----------------------------------------------------------------------------
+def correlate(frame: JobFrame, *, failed: Iterable[int] | np.ndarray | None = None, window_s: float = 3600.0,
+              cap: int | None = 50, chunk_pairs: int = 1 << 18) -> Correlation:
+    """Correlate the failed jobs (positions in the frame; all failed jobs by default) with all jobs.
+
+    `window_s` is timeline.later_jobs_passed's window; `cap` bounds the overlaps and later passes kept
+    per failed job (None keeps all); `chunk_pairs` bounds the candidate pairs held at once.
+    """
+    n = len(frame)
+    failed = np.flatnonzero(frame.failed_mask()) if failed is None else np.unique(_int64(list(failed)))
+    nf = len(failed)
+    member_job, member_pool = frame.member_job, frame.member_pool
+    single = frame.one_pool_per_job
+    row_start, row_end = (frame.start, frame.end) if single else (frame.start[member_job], frame.end[member_job])
+
+    # The failed jobs' pool memberships ("queries"), in job order.
+    if single:
+        q_rows = failed
+    else:
+        q_rows = np.flatnonzero(np.isin(member_job, failed))
+        q_rows = q_rows[np.argsort(member_job[q_rows], kind="stable")]
+    q_job, q_pool = member_job[q_rows], member_pool[q_rows]
+    q_index = np.searchsorted(failed, q_job)
+    qs, qe = frame.start[q_job], frame.end[q_job]
+    q_run, q_pr, q_host = frame.run_id[q_job], frame.pr[q_job], frame.host[q_job]
+    nq = len(q_rows)
+
+    # The one full sort: every membership with a start, by start.
+    present = np.flatnonzero(row_start != MISSING)
+    by_start = present[np.argsort(row_start[present])]
+
+    overlaps = _overlaps(frame, single, by_start, row_start, row_end, q_index, q_job, q_pool, qs, qe, q_run,
+                         q_pr, q_host, nf, cap, chunk_pairs)
+    later = _later(frame, single, by_start, row_start, q_index, q_job, q_pool, qe, q_run, nf, nq,
+                   _window_ticks(window_s, frame.ticks_per_second), cap)
+    return Correlation(frame, failed, *overlaps, *later, *_baselines(frame))
+
+
+def _overlaps(frame, single, by_start, row_start, row_end, q_index, q_job, q_pool, qs, qe, q_run, q_pr, q_host,
+              nf, cap, chunk_pairs):
+    member_job, member_pool = frame.member_job, frame.member_pool
+    valid = (row_end != MISSING) & (row_end > row_start) & (row_start != MISSING)
+    in_time = by_start[valid[by_start]]  # memberships that can overlap anything, by start
+
+    # PRs in flight: pm = latest end among the earlier jobs of the same PR on the pool (see module doc).
+    pm_row = None
+    if single:
+        with_pr = in_time[frame.pr[member_job[in_time]] >= 0]
+        pr_code = pd.factorize(frame.pr[member_job[with_pr]])[0].astype(np.int64)
+        code = member_pool[with_pr] * (int(pr_code.max(initial=0)) + 1) + pr_code
+        order = _stable_order(code)
+        with_pr, code = with_pr[order], code[order]
+        seg_starts, seg_ends = _segments(code)
+        ends = row_end[with_pr]
+        running = np.empty_like(ends)
+        if len(ends):
+            seg_id = np.repeat(np.arange(len(seg_starts)), seg_ends - seg_starts)
+            low, width = int(ends.min()), int(ends.max() - ends.min()) + 1
+            if len(seg_starts) * width < 2**62:  # lift each segment above the previous: one running max
+                lift = seg_id * width
+                running = np.maximum.accumulate(ends - low + lift) - lift + low
+            else:
+                running = pd.Series(ends).groupby(seg_id).cummax().to_numpy()
+        pm_sorted = np.empty_like(ends)
+        pm_sorted[1:] = running[:-1]
+        pm_sorted[seg_starts] = MISSING
+        pm_row = np.full(len(member_job), MISSING, dtype=np.int64)
+        pm_row[with_pr] = pm_sorted
+
+    # Per pool and duration class, by start.
+    duration = row_end[in_time] - row_start[in_time]
+    bucket = np.frexp(duration.astype(np.float64))[1].astype(np.int64)
+    low_bucket = int(bucket.min(initial=0))
+    classes = int(bucket.max(initial=0)) - low_bucket + 1
+    group = member_pool[in_time] * classes + (bucket - low_bucket)
+    order = _stable_order(group)
+    rows, group = in_time[order], group[order]
+    ov_s, ov_e, ov_job = row_start[rows], row_end[rows], member_job[rows]
+    ov_run, ov_host, ov_pr = frame.run_id[ov_job], frame.host[ov_job], frame.pr[ov_job]
+    ov_pm = pm_row[rows] if pm_row is not None else None
+    g_starts, g_ends = _segments(group)
+    longest = np.maximum.reduceat(ov_e - ov_s, g_starts) if len(g_starts) else np.zeros(0, dtype=np.int64)
+
+    nq = len(q_job)
+    q_valid = (qs != MISSING) & (qe != MISSING) & (qe > qs)
+    lo = np.zeros((nq, classes), dtype=np.int64)
+    hi = np.zeros((nq, classes), dtype=np.int64)
+    asking_rows = np.flatnonzero(q_valid)
+    asking_rows = asking_rows[_stable_order(q_pool[asking_rows])]
+    pool_starts, pool_ends = _segments(q_pool[asking_rows])
+    asking_by_pool = {int(q_pool[asking_rows[a]]): asking_rows[a:b] for a, b in zip(pool_starts, pool_ends)}
+    for index, (g0, g1) in enumerate(zip(g_starts, g_ends)):
+        pool, duration_class = divmod(int(group[g0]), classes)
+        asking = asking_by_pool.get(pool)
+        if asking is None:
+            continue
+        starts = ov_s[g0:g1]
+        first = g0 + np.searchsorted(starts, qs[asking] - longest[index], side="right")
+        lo[asking, duration_class] = first
+        hi[asking, duration_class] = np.maximum(first, g0 + np.searchsorted(starts, qe[asking], side="left"))
+
+    key_of_job, job_bits = _job_keys(frame)
+    deficit_bits = int((qe - qs)[q_valid].max(initial=0)).bit_length()
+    composite = job_bits is not None and 1 + deficit_bits + job_bits <= 62
+
+    count = np.zeros(nf, dtype=np.int64)
+    in_flight_count = np.zeros(nf, dtype=np.int64)
+    kept: list[tuple[np.ndarray, ...]] = [(np.zeros(0, dtype=np.int64),) * 4]
+    flights: list[tuple[np.ndarray, np.ndarray]] = [(np.zeros(0, dtype=np.int64),) * 2]
+    total = np.cumsum((hi - lo).sum(axis=1))
+    job_starts, job_ends = _segments(q_job)
+    job_group_end = np.repeat(job_ends, job_ends - job_starts)  # never split one job's pools across chunks
+    a = 0
+    while a < nq:
+        base = int(total[a - 1]) if a else 0
+        b = int(np.searchsorted(total, base + chunk_pairs, side="right"))
+        b = int(job_group_end[max(b, a + 1) - 1])
+        owner, position = _explode(lo[a:b].ravel(), hi[a:b].ravel(), np.repeat(np.arange(a, b), classes))
+        keep = (ov_e[position] > qs[owner]) & (ov_run[position] != q_run[owner])
+        owner, position = owner[keep], position[keep]
+        f = q_index[owner]
+        if not single:  # a job on several pools is found once per shared pool
+            unique = np.unique(f * len(frame) + ov_job[position], return_index=True)[1]
+            owner, position, f = owner[unique], position[unique], f[unique]
+        ticks = np.minimum(qe[owner], ov_e[position]) - np.maximum(qs[owner], ov_s[position])
+        same_host = (q_host[owner] >= 0) & (ov_host[position] == q_host[owner])
+        count += np.bincount(f, minlength=nf)
+
+        prs = ov_pr[position]
+        other_pr = (prs >= 0) & (prs != q_pr[owner])
+        if ov_pm is not None:
+            first = other_pr & (ov_pm[position] <= qs[owner])
+            flight_f, flight_pr = f[first], prs[first]
+        else:
+            flight_f, flight_pr = f[other_pr], prs[other_pr]
+            order = np.lexsort((flight_pr, flight_f))
+            flight_f, flight_pr = flight_f[order], flight_pr[order]
+            distinct = np.ones(len(flight_f), dtype=bool)
+            distinct[1:] = (flight_f[1:] != flight_f[:-1]) | (flight_pr[1:] != flight_pr[:-1])
+            flight_f, flight_pr = flight_f[distinct], flight_pr[distinct]
+        in_flight_count += np.bincount(flight_f, minlength=nf)
+        flights.append((flight_f, flight_pr))
+
+        jobs = ov_job[position]
+        if composite:
+            deficit = (qe[owner] - qs[owner]) - ticks  # >= 0: smaller is a longer overlap
+            key = ((~same_host).astype(np.int64) << (deficit_bits + job_bits)) | (deficit << job_bits) | key_of_job[jobs]
+            chosen = _top_per_group(f, key, cap)
+        else:
+            order = np.lexsort((frame.job_id[jobs], -ticks, ~same_host, f))
+            chosen = order[_first_per_group(f[order], cap)]
+        kept.append((f[chosen], jobs[chosen], ticks[chosen], same_host[chosen]))
+        a = b
+
+    kept_f, kept_job, kept_ticks, kept_host = (_concat(parts) for parts in zip(*kept))
+    flight_f, flight_pr = (_concat(parts) for parts in zip(*flights))
+    return (count, _csr(kept_f, nf), kept_job, kept_ticks, kept_host.astype(bool), in_flight_count,
+            _csr(flight_f, nf), flight_pr)
+
+
+def _concat(parts: Sequence[np.ndarray]) -> np.ndarray:
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
+
+def _job_keys(frame: JobFrame) -> tuple[np.ndarray, int | None]:
+    """An int per job ordered like job ids, and how many bits it takes."""
+    if not len(frame):
+        return np.zeros(0, dtype=np.int64), 0
+    low = int(frame.job_id.min())
+    span = int(frame.job_id.max()) - low
+    if span < len(frame) * 4:
+        return frame.job_id - low, span.bit_length()
+    rank = np.empty(len(frame), dtype=np.int64)
+    rank[np.argsort(frame.job_id, kind="stable")] = np.arange(len(frame))
+    return rank, len(frame).bit_length()
+
+
+def _later(frame, single, by_start, row_start, q_index, q_job, q_pool, qe, q_run, nf, nq, window, cap):
+    member_job, member_pool = frame.member_job, frame.member_pool
+    success = frame.conclusions.index("success") if "success" in frame.conclusions else -2
+    passed_by_start = by_start[frame.conclusion[member_job[by_start]] == success]
+    rows = passed_by_start[_stable_order(member_pool[passed_by_start])]
+    l_pool, l_s = member_pool[rows], row_start[rows]
+    l_job = member_job[rows]
+    l_run = frame.run_id[l_job]
+
+    asks = (qe != MISSING) & (window >= 0)
+    ended = np.where(asks, qe, 0)
+    until = ended + np.minimum(window if window >= 0 else 0, _INT64_MAX - np.maximum(ended, 0))
+    lo = _grouped_searchsorted(l_pool, l_s, q_pool, ended, "left")
+    hi = np.where(asks, _grouped_searchsorted(l_pool, l_s, q_pool, until, "right"), lo)
+
+    if single:
+        # The failed run's own jobs in the window, counted per (pool, run) the same way.
+        run_code = pd.factorize(frame.run_id)[0].astype(np.int64)
+        runs = int(run_code.max(initial=0)) + 1
+        own_code = member_pool[passed_by_start] * runs + run_code[member_job[passed_by_start]]
+        order = _stable_order(own_code)
+        own_group, own_s = own_code[order], row_start[passed_by_start][order]
+        q_code = q_pool * runs + run_code[q_job]
+        own = np.where(asks, _grouped_searchsorted(own_group, own_s, q_code, until, "right")
+                       - _grouped_searchsorted(own_group, own_s, q_code, ended, "left"), 0)
+        count = np.zeros(nf, dtype=np.int64)
+        count[q_index] = (hi - lo) - own
+        # The first `cap` jobs of other runs lie within the first cap + own of the window.
+        take_hi = hi if cap is None else lo + np.minimum(hi - lo, cap + own)
+        owner, position = _explode(lo, take_hi)
+        keep = l_run[position] != q_run[owner]
+        f, jobs = q_index[owner[keep]], l_job[position[keep]]
+    else:
+        owner, position = _explode(lo, hi)
+        keep = l_run[position] != q_run[owner]
+        owner, position = owner[keep], position[keep]
+        f, jobs = q_index[owner], l_job[position]
+        unique = np.unique(f * len(frame) + jobs, return_index=True)[1]
+        f, jobs, starts = f[unique], jobs[unique], l_s[position[unique]]
+        order = np.lexsort((frame.job_id[jobs], starts, f))
+        f, jobs = f[order], jobs[order]
+        count = np.bincount(f, minlength=nf).astype(np.int64)
+    chosen = _first_per_group(f, cap)
+    return count, _csr(f[chosen], nf), jobs[chosen]
+
+
+def _baselines(frame: JobFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """timeline.duration_baseline for every job name: median and MAD of successful, non-zero durations."""
+    success = frame.conclusions.index("success") if "success" in frame.conclusions else -2
+    done = (frame.conclusion == success) & (frame.start != MISSING) & (frame.end != MISSING)
+    seconds = (frame.end[done] - frame.start[done]) / frame.ticks_per_second
+    names = frame.name[done]
+    nonzero = seconds != 0
+    durations = pd.DataFrame({"name": names[nonzero], "seconds": seconds[nonzero]})
+    grouped = durations.groupby("name", sort=True)["seconds"]
+    median = grouped.median()
+    deviation = (durations["seconds"] - grouped.transform("median")).abs()
+    spread = deviation.groupby(durations["name"], sort=True).median()
+    return (median.index.to_numpy(dtype=np.int64), grouped.size().to_numpy(dtype=np.int64),
+            median.to_numpy(dtype=np.float64), spread.to_numpy(dtype=np.float64))
