@@ -1,0 +1,194 @@
+"""Webhook payloads (the file at $GITHUB_EVENT_PATH) as frozen values, and the `/rerun` command.
+
+Pure: the shell reads the file and passes its text. Everything in an event is untrusted: a comment body,
+a branch name or a workflow name is whatever someone typed, so only these values leave this module, and
+a payload that is not shaped like GitHub's raises UsageError with one clear line.
+
+Payload shapes: https://docs.github.com/en/webhooks/webhook-events-and-payloads#workflow_run and
+#issue_comment. An issue comment is on a PR when `issue.pull_request` is present.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ci_triage.errors import UsageError
+
+EVENT_NAMES = ("workflow_run", "issue_comment")
+MAX_COMMAND_LINE = 200  # a command is short; a long first line is prose, not a command
+
+
+@dataclass(frozen=True)
+class WorkflowRunEvent:
+    action: str  # requested, in_progress, completed
+    repo: str
+    run_id: int
+    run_attempt: int
+    workflow_name: str
+    conclusion: str | None
+    status: str
+    event: str  # what triggered the run: pull_request, push, ...
+    head_sha: str
+    head_branch: str | None
+    head_repo: str | None  # None when the fork was deleted
+    pull_numbers: tuple[int, ...]  # empty for runs of forks: resolve those by head SHA
+
+    @property
+    def is_failed_completion(self) -> bool:
+        return self.action == "completed" and self.conclusion == "failure"
+
+
+@dataclass(frozen=True)
+class CommentEvent:
+    action: str  # created, edited, deleted
+    repo: str
+    issue_number: int
+    is_pull_request: bool
+    comment_id: int
+    comment_body: str
+    commenter: str
+    author_association: str  # OWNER, MEMBER, COLLABORATOR, CONTRIBUTOR, ... (a hint, not a permission)
+    issue_author: str
+
+
+@dataclass(frozen=True)
+class RerunCommand:
+    force: bool = False  # rerun failed jobs whatever their verdict (maintainers only)
+
+
+class _Malformed(Exception):
+    pass
+
+
+def _get(payload: Any, path: str) -> Any:
+    value = payload
+    for key in path.split("."):
+        if not isinstance(value, dict) or key not in value:
+            raise _Malformed(f"{path} is missing")
+        value = value[key]
+    return value
+
+
+def _int(payload: Any, path: str) -> int:
+    value = _get(payload, path)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise _Malformed(f"{path} is not a non-negative integer")
+    return value
+
+
+def _str(payload: Any, path: str, nullable: bool = False) -> Any:
+    value = _get(payload, path)
+    if value is None and nullable:
+        return None
+    if not isinstance(value, str):
+        raise _Malformed(f"{path} is not a string")
+    return value
+
+
+def _base_repo_id(pull: Any) -> Any:
+    """The id of the repository a PR targets, when the entry says.
+
+    `workflow_run.pull_requests` can list PRs of other repositories whose head matches the run's
+    (a fork's own PRs, say); their numbers mean nothing here, so only PRs into this repository count.
+    """
+    base = pull.get("base") if isinstance(pull, dict) else None
+    repo = base.get("repo") if isinstance(base, dict) else None
+    return repo.get("id") if isinstance(repo, dict) else None
+
+
+def parse_workflow_run(payload: Any) -> WorkflowRunEvent:
+    try:
+        run = _get(payload, "workflow_run")
+        pulls = _get(run, "pull_requests")
+        if not isinstance(pulls, list):
+            raise _Malformed("workflow_run.pull_requests is not a list")
+        repo_id = (payload.get("repository") or {}).get("id")
+        numbers = tuple(sorted({_int(pr, "number") for pr in pulls if _base_repo_id(pr) in (None, repo_id)}))
+        head_repo = run.get("head_repository")
+        name = run.get("name")
+        workflow = payload.get("workflow")
+        if not name and isinstance(workflow, dict):  # some payloads name only the workflow, not the run
+            name = workflow.get("name")
+        if not isinstance(name, str):
+            name = ""
+        return WorkflowRunEvent(
+            action=_str(payload, "action"),
+            repo=_str(payload, "repository.full_name"),
+            run_id=_int(run, "id"),
+            run_attempt=_int(run, "run_attempt") if "run_attempt" in run else 1,
+            workflow_name=name,
+            conclusion=_str(run, "conclusion", nullable=True),
+            status=_str(run, "status"),
+            event=_str(run, "event"),
+            head_sha=_str(run, "head_sha"),
+            head_branch=_str(run, "head_branch", nullable=True),
+            head_repo=_str(head_repo, "full_name") if isinstance(head_repo, dict) else None,
+            pull_numbers=numbers,
+        )
+    except _Malformed as problem:
+        raise UsageError(f"not a workflow_run event: {problem}") from None
+
+
+def parse_issue_comment(payload: Any) -> CommentEvent:
+    try:
+        issue = _get(payload, "issue")
+        comment = _get(payload, "comment")
+        body = _get(comment, "body")
+        if body is not None and not isinstance(body, str):
+            raise _Malformed("comment.body is not a string")
+        return CommentEvent(
+            action=_str(payload, "action"),
+            repo=_str(payload, "repository.full_name"),
+            issue_number=_int(issue, "number"),
+            is_pull_request=isinstance(issue.get("pull_request"), dict),
+            comment_id=_int(comment, "id"),
+            comment_body=body or "",
+            commenter=_str(comment, "user.login"),
+            author_association=_str(comment, "author_association"),
+            issue_author=_str(issue, "user.login"),
+        )
+    except _Malformed as problem:
+        raise UsageError(f"not an issue_comment event: {problem}") from None
+
+
+def load_event(event_text: str, event_name: str) -> WorkflowRunEvent | CommentEvent:
+    """The event from the text of $GITHUB_EVENT_PATH; event_name is $GITHUB_EVENT_NAME."""
+    if event_name not in EVENT_NAMES:
+        raise UsageError(f"unexpected event {event_name!r}",
+                         hint=f"ci-triage handles {' and '.join(EVENT_NAMES)} events.")
+    try:
+        payload = json.loads(event_text)
+    except (ValueError, RecursionError) as problem:
+        raise UsageError(f"the {event_name} event is not JSON ({type(problem).__name__})") from None
+    if not isinstance(payload, dict):
+        raise UsageError(f"the {event_name} event is not a JSON object")
+    return parse_workflow_run(payload) if event_name == "workflow_run" else parse_issue_comment(payload)
+
+
+_COMMAND = re.compile(r"/rerun(?P<args>(?:[ \t]+\S+)*)[ \t]*", re.IGNORECASE)
+
+
+def parse_rerun_command(body: str | None) -> RerunCommand | None:
+    """`/rerun` or `/rerun --force` as the comment's first line, else None.
+
+    Leading blank lines and surrounding spaces are tolerated and CRLF is a newline; more lines may follow
+    (an explanation). A quoted line (`> /rerun`, from a reply) is not a command, and neither is `/rerunx`,
+    `/rerun please` or a command in the middle of a comment. Case-insensitive, like the workflow's
+    `startsWith()` filter.
+    """
+    if not body:
+        return None
+    first = next((line.strip() for line in body.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+                  if line.strip()), "")
+    if len(first) > MAX_COMMAND_LINE:
+        return None
+    match = _COMMAND.fullmatch(first)
+    if not match:
+        return None
+    args = match.group("args").split()
+    if any(arg.lower() != "--force" for arg in args):
+        return None
+    return RerunCommand(force=bool(args))

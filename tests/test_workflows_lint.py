@@ -1,0 +1,205 @@
+"""The privileged workflows and the composite action: triggers, least privilege, no PR code, no injection.
+
+workflow_run and issue_comment workflows run from the default branch with a write token, also for PRs
+from forks; these checks are what keeps them from becoming "pwn requests" or script-injection sinks.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+WORKFLOWS = ROOT / "workflows"
+PRIVILEGED = {"ci-triage.yml", "rerun-bot.yml"}
+ALLOWED_PERMISSIONS = {"actions": {"read", "write"}, "checks": {"read"}, "contents": {"read"},
+                       "pull-requests": {"read", "write"}, "metadata": {"read"}}
+HEAD_REFS = re.compile(r"pull_request\.head|workflow_run\.head|head_sha|head_ref|head_branch|refs/pull/", re.I)
+
+
+def load(path: Path) -> dict[str, Any]:
+    return yaml.safe_load(path.read_text())
+
+
+def triggers(workflow: dict[str, Any]) -> dict[str, Any]:
+    on = workflow.get("on", workflow.get(True))  # PyYAML reads a bare `on:` key as True (YAML 1.1)
+    if isinstance(on, str):
+        return {on: None}
+    if isinstance(on, list):
+        return dict.fromkeys(on)
+    return on
+
+
+def steps_of(document: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    if "runs" in document:
+        yield from document["runs"].get("steps", [])
+    for job in (document.get("jobs") or {}).values():
+        yield from job.get("steps", [])
+
+
+def expression_problems(document: dict[str, Any]) -> list[str]:
+    """`${{` anywhere in a step but its `env:`, `with:` and `if:`; and any `${{` in a `run:`."""
+    problems = []
+    for step in steps_of(document):
+        for key, value in step.items():
+            if key in ("env", "with", "if"):
+                continue
+            if "${{" in yaml.safe_dump(value):
+                problems.append(f"step {step.get('name') or step.get('uses')!r}: `${{{{` in {key}:")
+    return problems
+
+
+def checkout_problems(document: dict[str, Any]) -> list[str]:
+    problems = []
+    for step in steps_of(document):
+        if not str(step.get("uses", "")).startswith("actions/checkout"):
+            continue
+        options = step.get("with") or {}
+        if "ref" in options or "repository" in options:
+            problems.append(f"checkout with ref/repository: {options}")
+        if HEAD_REFS.search(yaml.safe_dump(options)):
+            problems.append(f"checkout of the PR head: {options}")
+        if options.get("persist-credentials") is not False:
+            problems.append("checkout keeps the token in .git/config (set persist-credentials: false)")
+    return problems
+
+
+def permission_problems(workflow: dict[str, Any]) -> list[str]:
+    problems = []
+    if "permissions" not in workflow:
+        problems.append("no top-level permissions (the default token may be read/write for everything)")
+    scopes = [("top level", workflow.get("permissions"))]
+    scopes += [(f"job {name}", job.get("permissions", workflow.get("permissions")))
+               for name, job in (workflow.get("jobs") or {}).items()]
+    for where, permissions in scopes:
+        if permissions is None:
+            problems.append(f"{where}: no permissions")
+        elif isinstance(permissions, str):
+            problems.append(f"{where}: permissions {permissions!r} (use a mapping of the few scopes needed)")
+        else:
+            for scope, level in permissions.items():
+                if level not in ALLOWED_PERMISSIONS.get(scope, set()) and level != "none":
+                    problems.append(f"{where}: {scope}: {level}")
+    return problems
+
+
+def lint(document: dict[str, Any]) -> list[str]:
+    problems = expression_problems(document) + checkout_problems(document)
+    if "jobs" in document:
+        problems += permission_problems(document)
+        if "pull_request_target" in triggers(document):
+            problems.append("pull_request_target")
+    return problems
+
+
+# --- the files ----------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", sorted(p.name for p in WORKFLOWS.glob("*.yml")))
+def test_no_expression_in_scripts_in_any_workflow(name):
+    document = load(WORKFLOWS / name)
+    assert expression_problems(document) == []
+    assert "pull_request_target" not in triggers(document)
+
+
+@pytest.mark.parametrize("name", sorted(PRIVILEGED))
+def test_privileged_workflows_pass_the_lint(name):
+    assert (WORKFLOWS / name).exists()
+    assert lint(load(WORKFLOWS / name)) == []
+
+
+@pytest.mark.parametrize("name", sorted(PRIVILEGED))
+def test_privileged_workflows_are_least_privilege_and_serialized(name):
+    workflow = load(WORKFLOWS / name)
+    assert workflow["permissions"] == {}
+    [job] = workflow["jobs"].values()
+    assert job["permissions"] == {"actions": "write", "checks": "read", "contents": "read", "pull-requests": "write"}
+    assert "ci-triage-pr-" in workflow["concurrency"]["group"]
+    assert workflow["concurrency"]["cancel-in-progress"] is False  # a cancelled triage could miss a rerun
+    assert [s.get("uses") for s in job["steps"]] == ["actions/checkout@v4", "./"]
+    raw = (WORKFLOWS / name).read_text()
+    assert "write-all" not in raw and "contents: write" not in raw
+
+
+def test_ci_triage_runs_on_failed_workflow_runs_and_applies():
+    workflow = load(WORKFLOWS / "ci-triage.yml")
+    on = triggers(workflow)
+    assert list(on) == ["workflow_run"]
+    assert on["workflow_run"]["types"] == ["completed"] and on["workflow_run"]["workflows"]
+    [job] = workflow["jobs"].values()
+    assert job["if"].replace(" ", "") == "github.event.workflow_run.conclusion=='failure'"
+    assert job["steps"][-1]["with"] == {"command": "triage"}
+
+
+def test_rerun_bot_runs_on_pr_comments_starting_with_rerun():
+    workflow = load(WORKFLOWS / "rerun-bot.yml")
+    on = triggers(workflow)
+    assert list(on) == ["issue_comment"] and on["issue_comment"]["types"] == ["created"]
+    [job] = workflow["jobs"].values()
+    condition = " ".join(job["if"].split())
+    assert "github.event.issue.pull_request" in condition
+    assert "startsWith(github.event.comment.body, '/rerun')" in condition
+    assert job["steps"][-1]["with"] == {"command": "rerun-bot"}
+
+
+def test_the_action_is_composite_installs_itself_and_runs_the_commands_from_env():
+    action = load(ROOT / "action.yml")
+    assert action["runs"]["using"] == "composite"
+    inputs = action["inputs"]
+    assert inputs["command"]["required"] is True
+    assert inputs["token"]["default"] == "${{ github.token }}"
+    assert "config" in inputs
+    assert lint(action) == []
+    steps = action["runs"]["steps"]
+    assert not any(str(s.get("uses", "")).startswith("actions/checkout") for s in steps)  # never the PR's code
+    scripts = {s.get("name"): s for s in steps if "run" in s}
+    assert all(s.get("shell") == "bash" for s in scripts.values())  # composite run steps need a shell
+    install = scripts["Install ci-triage from the action's own files"]["run"]
+    assert '"$GITHUB_ACTION_PATH"' in install and "GITHUB_WORKSPACE" not in install
+    triage = scripts["Triage the failed run"]
+    assert triage["env"]["RUN_ID"] == "${{ github.event.workflow_run.id }}"
+    assert triage["env"]["GITHUB_TOKEN"] == "${{ inputs.token }}"
+    assert 'args=(triage --run-id "$RUN_ID" --apply)' in triage["run"]
+    bot = scripts["Answer /rerun"]
+    assert 'args=(bot --event "$GITHUB_EVENT_PATH")' in bot["run"]
+    assert "comment" not in yaml.safe_dump(bot.get("env", {}))  # the comment is read from the event file
+    for step in steps:  # the token goes in env, never on a command line or into a log
+        assert "TOKEN" not in step.get("run", "")
+
+
+def test_the_docs_explain_use_permissions_and_security():
+    text = (ROOT / "docs" / "action.md").read_text()
+    for needle in ("uses: OWNER/ci-triage@v1", "## Permissions", "## Security", "pwn request",
+                   "pull-requests: write", "GITHUB_EVENT_PATH", "persist-credentials"):
+        assert needle in text
+
+
+# --- the lint itself can fail ------------------------------------------------------------------------
+BAD = """
+name: bad
+on:
+  pull_request_target:
+permissions: write-all
+jobs:
+  build:
+    runs-on: ubuntu-latest
+    permissions:
+      contents: write
+    steps:
+      - uses: actions/checkout@v4
+        with:
+          ref: ${{ github.event.pull_request.head.sha }}
+      - run: echo "${{ github.event.comment.body }}"
+      - name: ${{ github.head_ref }}
+        run: make
+"""
+
+
+def test_the_lint_catches_each_mistake():
+    problems = "\n".join(lint(yaml.safe_load(BAD)))
+    for expected in ("`${{` in run:", "`${{` in name:", "checkout with ref", "checkout of the PR head",
+                     "persist-credentials", "permissions 'write-all'", "contents: write", "pull_request_target"):
+        assert expected in problems
