@@ -58,17 +58,20 @@ def _frames_before(lines: Sequence[LogLine], index: int) -> tuple[Frame, ...]:
 
 
 def find_matches(lines: Iterable[LogLine], rule_set: RuleSet) -> list[RuleMatch]:
-    matches: list[RuleMatch] = []
-    for line in lines:
-        text = line.text[:_MAX_LINE]
-        for rule in rule_set.rules:
-            captures = rule.match(text)
-            if captures is not None:
-                matches.append(RuleMatch(rule.id, rule.category, rule.retryable, rule.priority, line, captures))
-                if len(matches) >= _MAX_MATCHES:
-                    return matches
-                break  # one rule per line: the highest-priority one that matches
-    return matches
+    """For every line, the highest-priority rule that matches it, with its captures (at most
+    _MAX_MATCHES, in log order).
+
+    Lines from `matcher.relevant_lines` come with their matches already found by one scan of the
+    whole log; any other lines go through the same per-line check, which skips a rule's regexes on
+    lines that lack all of its required literals.
+    """
+    from ci_triage.core.matcher import RelevantLines, matcher_for  # the matcher imports this module
+
+    if isinstance(lines, RelevantLines):
+        if lines.rule_set != rule_set:
+            raise ValueError("these lines were selected for another rule set")
+        return list(lines.matches)
+    return matcher_for(rule_set).match_lines(lines, _MAX_LINE, _MAX_MATCHES)
 
 
 def _first_error_line(lines: Sequence[LogLine], boilerplate_matches: Sequence[RuleMatch]) -> LogLine | None:

@@ -1,0 +1,280 @@
+"""Throughput of ci-triage's log classification against `grep -E -f` on the same log, same run.
+
+    python benchmarks/classify_throughput.py [--size-mb 100] [--engine auto|hyperscan|python]
+
+Writes a synthetic GitHub Actions job log (timestamps, `##[group]` sections, pip/pytest/vLLM-like
+noise, ANSI colours, lines that say "error" harmlessly, one torch DistNetworkError port clash near
+the end) to a temporary file, then times
+- `grep -E -f patterns.txt log` with the built-in rules' patterns converted to POSIX ERE, and
+- ci-triage end to end: mmap the file, `relevant_lines`, `classify`, down to a Classification,
+and prints both throughputs in MB/s, their ratio (ci-triage / grep; >= 1.0 means as fast as grep)
+and ci-triage's peak memory relative to the log size. Each is timed a few times; the best run
+counts, as page-cache and CPU-frequency noise only ever slow a run down.
+
+Pattern conversion (Python `re` -> ERE), done per pattern; a pattern that cannot be converted is
+left out of grep's list and reported:
+- `(?P<name>...)` and `(?:...)` -> `(...)`; lazy `*?`, `+?`, `??` -> greedy (same lines match);
+- `\\d` -> `[0-9]`, `\\s` -> `[[:space:]]`, `\\S` -> `[^[:space:]]`, `\\w` -> `[[:alnum:]_]`,
+  `\\b` kept (GNU extension);
+- `(?i)` -> each letter spelled as `[xX]`, so one grep run covers every pattern;
+- `^` at the start or as `(^|...` (which ci-triage applies after the timestamp prefix) ->
+  `^(TIMESTAMP )?`;
+- lookarounds and backreferences cannot be converted: those patterns are skipped.
+grep runs with LC_ALL=C (its fastest mode: bytes, no multibyte decoding).
+"""
+
+from __future__ import annotations
+
+import argparse
+import mmap
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+import resource
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+# (weight, line) pairs: what a vLLM-on-NPU CI job prints while installing and testing.
+NOISE = [
+    (8, "Collecting torch==2.5.1 (from -r requirements.txt (line 3))"),
+    (8, "  Downloading torch-2.5.1-cp311-cp311-manylinux1_x86_64.whl.metadata (28 kB)"),
+    (10, "Requirement already satisfied: numpy>=1.24 in /opt/conda/lib/python3.11/site-packages (from vllm==0.6.3) (1.26.4)"),
+    (12, "tests/unit/test_sampler.py::test_sampler_error_handling[cpu-16] PASSED                [ 42%]"),
+    (12, "tests/unit/test_sampler.py::test_top_p[cpu-4] PASSED                                   [ 43%]"),
+    (8, "INFO 01-01 00:00:00 [engine.py:312] init engine (profile, create kv cache, warmup model) took 12.31 seconds"),
+    (6, "INFO 01-01 00:00:00 [model_runner.py:1071] Loading model weights took 14.9888 GB"),
+    (3, "WARNING 01-01 00:00:00 [config.py:1890] error_on_missing_keys is deprecated; errors will be raised by default"),
+    (6, "(VllmWorkerProcess pid=12345) INFO 01-01 00:00:00 [multiproc_worker_utils.py:215] Worker ready; awaiting tasks"),
+    (6, "Processed prompts: 100%|##########| 512/512 [00:31<00:00, 16.47it/s, est. speed input: 8432.35 toks/s]"),
+    (3, "  error_count=0 retries=0 elapsed=0.12s"),
+    (3, "\x1b[32m\u2713\x1b[0m built wheel for flash-attn (setup.py) ... \x1b[?25ldone"),
+    (2, "\x1b[1m\x1b[31mno errors\x1b[0m found in 132 source files"),
+    (2, "\x1b[36;1mpython -m pytest -x tests/unit\x1b[0m"),
+    (3, '  File "/usr/lib/python3.11/site-packages/torch/nn/modules/module.py", line 1736, in _wrapped_call_impl'),
+    (2, "[rank0]:[W101 00:00:00.000000000 ProcessGroupNCCL.cpp:4115] Warning: ProcessGroupNCCL using NCCL_ASYNC_ERROR_HANDLING"),
+    (1, "##[warning]Node.js 16 actions are deprecated. Please update the following actions to use Node.js 20"),
+    (4, "copying build/lib/vllm/model_executor/layers/quantization/utils/marlin_utils_test.py -> build/bdist.linux-x86_64/wheel/vllm"),
+    (1, "Successfully installed vllm-0.6.3 xformers-0.0.28 ray-2.38.0"),
+    (3, ""),
+    (1, "    assert torch.allclose(out, ref, atol=1e-3), f\"max error {err}\""),
+    (1, "    raise RuntimeError(\"worker exited\")  # error path, not taken"),
+]
+ROOT_CAUSE = [
+    "Traceback (most recent call last):",
+    '  File "/home/runner/work/vllm/vllm/tests/distributed/test_pipeline_parallel.py", line 42, in test_pp',
+    "    dist.init_process_group(backend='hccl', init_method=f'tcp://127.0.0.1:{port}')",
+    "torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. "
+    "port: 35191, useIpv6: false, code: -98, name: [::]:35191, message: address already in use",
+]
+
+
+def _stamp(second: int, fraction: int) -> str:
+    return f"2024-01-01T{second // 3600 % 24:02d}:{second // 60 % 60:02d}:{second % 60:02d}.{fraction:07d}Z "
+
+
+def generate_log(path: Path, size: int, seed: int = 1) -> None:
+    """About `size` bytes of log; the root cause sits ~2000 lines before the end."""
+    rng = random.Random(seed)
+    lines = [line for _, line in NOISE]
+    weights = [weight for weight, _ in NOISE]
+    written = 0
+    second = 0
+    section = 0
+    with open(path, "w", encoding="utf-8", newline="") as out:
+        out.write("\ufeff")
+        while written < size - 300_000:
+            second += 1
+            block = []
+            if second % 400 == 0:
+                section += 1
+                block.append(_stamp(second, 0) + "##[endgroup]\n")
+                block.append(_stamp(second, 1) + f"##[group]Run python -m pytest -x tests/part{section}\n")
+            for line in rng.choices(lines, weights, k=50):
+                block.append(_stamp(second, rng.randrange(10**7)) + line + "\n")
+            text = "".join(block)
+            out.write(text)
+            written += len(text.encode())
+        second += 1
+        out.write("".join(_stamp(second, 0) + line + "\n" for line in ROOT_CAUSE))
+        tail = rng.choices(lines, weights, k=max(0, min(2000, (size - written) // 120)))
+        out.write("".join(_stamp(second + 1, rng.randrange(10**7)) + line + "\n" for line in tail))
+        out.write(_stamp(second + 2, 0) + "##[error]Process completed with exit code 1.\n")
+
+
+# --- Python re -> POSIX ERE ---------------------------------------------------------------------
+
+_TIMESTAMP_ERE = "([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z )?"
+_CLASS_ESCAPES = {"d": "0-9", "s": "[:space:]", "w": "[:alnum:]_"}
+_ESCAPES = {"d": "[0-9]", "s": "[[:space:]]", "S": "[^[:space:]]", "w": "[[:alnum:]_]", "W": "[^[:alnum:]_]"}
+
+
+def to_ere(source: str) -> str | None:
+    """The ERE grep needs to select the same lines, or None when ERE cannot say it."""
+    caseless = source.startswith("(?i)")
+    if caseless:
+        source = source[4:]
+    source = re.sub(r"\(\?P<\w+>", "(", source).replace("(?:", "(")
+    if re.search(r"\(\?|\\[1-9]", source):  # lookaround, backreference, other inline flags
+        return None
+    source = re.sub(r"([*+?])\?", r"\1", source)
+    out, index, in_class = [], 0, False
+    while index < len(source):
+        char = source[index]
+        if char == "\\" and index + 1 < len(source):
+            escaped = source[index + 1]
+            index += 2
+            if in_class and escaped in _CLASS_ESCAPES:
+                out.append(_CLASS_ESCAPES[escaped])
+            elif in_class and escaped in "SWD":
+                return None
+            elif not in_class and escaped in _ESCAPES:
+                out.append(_ESCAPES[escaped])
+            elif escaped == "b" and not in_class:
+                out.append("\\b")
+            elif escaped == "x" and re.fullmatch(r"[0-9a-fA-F]{2}", source[index:index + 2]):
+                out.append(re.escape(chr(int(source[index:index + 2], 16))))
+                index += 2
+            elif escaped.isalnum():
+                return None  # \A, \Z, \n ...: no ERE spelling
+            else:
+                out.append(escaped if in_class else "\\" + escaped)
+            continue
+        if char == "[" and not in_class:
+            in_class = True
+        elif char == "]" and in_class and out and out[-1] != "[":
+            in_class = False
+        if caseless and char.isalpha() and not in_class:
+            out.append(f"[{char.lower()}{char.upper()}]")
+        else:
+            out.append(char)
+        index += 1
+    converted = "".join(out)
+    if converted.startswith("^"):
+        converted = "^" + _TIMESTAMP_ERE + converted[1:]
+    return converted.replace("(^|", "(^" + _TIMESTAMP_ERE + "|")
+
+
+def grep_patterns(rule_set) -> tuple[list[str], list[str]]:
+    converted, skipped = [], []
+    for rule in rule_set.rules:
+        for pattern in rule.patterns:
+            ere = to_ere(pattern.pattern)
+            (converted if ere else skipped).append(ere or pattern.pattern)
+    return converted, skipped
+
+
+# --- measurements -----------------------------------------------------------------------------
+
+def _peak_rss_bytes() -> int:
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak if sys.platform == "darwin" else peak * 1024
+
+
+def measure_ci_triage(log_path: Path, engine: str, repeat: int) -> dict:
+    """Runs in a fresh interpreter so its peak memory is ci-triage's alone."""
+    from ci_triage.core.classify import classify
+    from ci_triage.core.matcher import matcher_for, relevant_lines
+    from ci_triage.core.rules import builtin_rules
+
+    rules = builtin_rules()
+    matcher = matcher_for(rules, engine)
+    baseline = _peak_rss_bytes()
+    best = float("inf")
+    for _ in range(repeat):
+        started = time.perf_counter()
+        with open(log_path, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            lines = relevant_lines(data, rules, (), engine)
+            result = classify(lines, rules)
+            kept = len(lines)
+            del lines
+        best = min(best, time.perf_counter() - started)
+    return {
+        "seconds": best,
+        "engine": matcher.scanner.name if not matcher.exhaustive else "exhaustive",
+        "category": result.category,
+        "rule_id": result.rule_id,
+        "root_line": result.root_cause.line if result.root_cause else None,
+        "captures": result.captures,
+        "lines_kept": kept,
+        "peak_rss": _peak_rss_bytes(),
+        "baseline_rss": baseline,
+    }
+
+
+def measure_grep(log_path: Path, patterns_path: Path, repeat: int) -> tuple[float, list[str]]:
+    best = float("inf")
+    output = ""
+    env = {**os.environ, "LC_ALL": "C"}
+    for _ in range(repeat):
+        started = time.perf_counter()
+        done = subprocess.run(["grep", "-E", "-f", str(patterns_path), str(log_path)], capture_output=True,
+                              text=True, errors="replace", env=env)
+        best = min(best, time.perf_counter() - started)
+        if done.returncode > 1:
+            raise SystemExit(f"grep failed: {done.stderr.strip()}")
+        output = done.stdout
+    return best, output.splitlines()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--size-mb", type=float, default=100.0, help="size of the generated log (default 100)")
+    parser.add_argument("--engine", choices=["auto", "hyperscan", "python"], default="auto")
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each side; the best counts")
+    parser.add_argument("--measure", type=Path, help=argparse.SUPPRESS)  # child process mode
+    args = parser.parse_args(argv)
+
+    if args.measure:
+        import json
+
+        print(json.dumps(measure_ci_triage(args.measure, args.engine, args.repeat)))
+        return 0
+
+    import json
+
+    from ci_triage.core.rules import builtin_rules
+
+    if shutil.which("grep") is None:
+        raise SystemExit("grep is not installed")
+    with tempfile.TemporaryDirectory(prefix="ci-triage-bench-") as workdir:
+        log_path = Path(workdir, "job.log")
+        size = int(args.size_mb * 1_000_000)
+        started = time.perf_counter()
+        generate_log(log_path, size)
+        size = log_path.stat().st_size
+        print(f"log: {size / 1e6:.1f} MB, generated in {time.perf_counter() - started:.1f} s")
+
+        patterns, skipped = grep_patterns(builtin_rules())
+        patterns_path = Path(workdir, "patterns.txt")
+        patterns_path.write_text("\n".join(patterns) + "\n", encoding="utf-8")
+        print(f"patterns: {len(patterns)} converted to ERE, {len(skipped)} skipped (lookaround/backreference)")
+
+        grep_seconds, grep_lines = measure_grep(log_path, patterns_path, args.repeat)
+        child = subprocess.run([sys.executable, __file__, "--measure", str(log_path), "--engine", args.engine,
+                                "--repeat", str(args.repeat)], capture_output=True, text=True, check=True)
+        ours = json.loads(child.stdout)
+
+    grep_rate = size / 1e6 / grep_seconds
+    our_rate = size / 1e6 / ours["seconds"]
+    print(f"grep -E -f:  {grep_seconds:6.3f} s  {grep_rate:8.1f} MB/s  ({len(grep_lines)} matching lines)")
+    print(f"ci-triage:   {ours['seconds']:6.3f} s  {our_rate:8.1f} MB/s  (engine {ours['engine']}, "
+          f"{ours['lines_kept']} lines kept)")
+    print(f"result:      {ours['category']} ({ours['rule_id']}) at line {ours['root_line']}, captures {ours['captures']}")
+    print(f"ratio (ci-triage / grep throughput): {our_rate / grep_rate:.2f}")
+    print(f"peak memory: {ours['peak_rss'] / 1e6:.0f} MB = {ours['peak_rss'] / size:.2f}x the log "
+          f"({(ours['peak_rss'] - ours['baseline_rss']) / size:.2f}x above the {ours['baseline_rss'] / 1e6:.0f} MB "
+          f"interpreter and imports; mmap'd file pages count)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

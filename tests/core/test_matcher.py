@@ -1,0 +1,161 @@
+"""The multi-literal prefilter: needles, engines, and equality with the per-line path."""
+
+import importlib.util
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ci_triage.core.classify import _MAX_LINE, _MAX_MATCHES, classify, find_matches
+from ci_triage.core.logparse import parse_log
+from ci_triage.core.matcher import CASE_PARTNERS, Matcher, matcher_for, pattern_needles, relevant_lines, rule_needles
+from ci_triage.core.rules import builtin_rules, parse_rules
+from ci_triage.model import RuleMatch
+
+ENGINES = ["python", pytest.param("hyperscan", marks=pytest.mark.skipif(
+    importlib.util.find_spec("hyperscan") is None, reason="hyperscan has no wheel for this platform"))]
+STAMP = "2024-01-01T00:00:00.0000000Z "
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def straightforward(lines, rule_set):
+    """The per-line semantics the fast path must reproduce (the original find_matches)."""
+    matches = []
+    for line in lines:
+        text = line.text[:_MAX_LINE]
+        for rule in rule_set.rules:
+            captures = rule.match(text)
+            if captures is not None:
+                matches.append(RuleMatch(rule.id, rule.category, rule.retryable, rule.priority, line, captures))
+                break
+        if len(matches) >= _MAX_MATCHES:
+            break
+    return matches
+
+
+def needles_of(source):
+    return pattern_needles(re.compile(source))
+
+
+def test_needles_are_the_literals_every_match_contains():
+    assert needles_of(r"ReadTimeoutError\(.*Read timed out") == {("ReadTimeoutError(", False)}
+    assert needles_of(r"^FAILED (?P<test>\S+::\S+)") == {("FAILED ", False)}
+    # One needle per alternative of a branch; a group's literal counts.
+    assert needles_of(r"(?:CUDA|NPU) out of memory") == {(" out of memory", False)}
+    assert needles_of(r"(?P<reason>Segmentation fault|Aborted) x") == {("Segmentation fault", False), ("Aborted", False)}
+    assert needles_of(r"(?i)no space left") == {("no space left", True)}
+
+
+def test_patterns_without_a_required_literal_have_no_needles():
+    assert needles_of(r"^\d+ \w+$") is None
+    assert needles_of(r"(?:abc)?\d+") is None
+    assert needles_of(r"(?:timeout|ab)") is None  # "ab" is too short to filter anything
+
+
+def test_case_partners_table_matches_the_re_module():
+    everything = "".join(chr(u) for u in range(128, 0x110000) if not 0xD800 <= u < 0xE000)
+    partners: dict[str, str] = {}
+    for char in re.findall(r"(?i)[\x00-\x7f]", everything):
+        ascii_letter = next(a for a in "abcdefghijklmnopqrstuvwxyz" if re.fullmatch("(?i)" + a, char))
+        partners[ascii_letter] = partners.get(ascii_letter, "") + char
+    assert {k: "".join(sorted(v)) for k, v in partners.items()} == {k: "".join(sorted(v)) for k, v in CASE_PARTNERS.items()}
+
+
+def test_every_builtin_rule_has_needles_so_the_fast_path_applies():
+    missing = [rule.id for rule in builtin_rules().rules if rule_needles(rule) is None]
+    assert not missing, f"rules with no required literal force a regex run on every line: {missing}"
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_each_builtin_example_is_found_and_each_near_miss_is_not(engine):
+    rules = builtin_rules()
+    for rule in rules.rules:
+        for example in rule.examples:
+            lines = relevant_lines((STAMP + example + "\n").encode(), rules, engine=engine)
+            assert [m.rule_id for m in lines.matches] == [m.rule_id for m in straightforward(list(parse_log(STAMP + example)), rules)]
+        for near_miss in rule.near_misses:
+            found = relevant_lines(STAMP + near_miss + "\n", rules, engine=engine).matches
+            assert rule.id not in {m.rule_id for m in found}
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("line", [
+    "torch.distributed.\x1b[1mDistNetwork\x1b[0mError: The server socket has failed to listen on any local "
+    "network address. port: 1, useIpv6: false, code: -98, name: [::]:1, message: address already in use",
+    "\x1b[31mFAIL\x1b[0mED tests/test_a.py::test_x",
+    "FAI\rLED tests/test_a.py::test_x",
+    "OSError: [Errno 98] ADDRESS ALREADY IN USE".replace("ADDRESS ALREADY IN USE", "bind() to 0.0.0.0:80 failed (98: addreſſ already in uſe)"),
+])
+def test_needles_split_by_colour_codes_or_carriage_returns_are_found(engine, line):
+    raw = f"{STAMP}noise\n{STAMP}{line}\r\n{STAMP}more noise\n"
+    rules = builtin_rules()
+    expected = straightforward(list(parse_log(raw)), rules)
+    assert expected, "the example must match on the per-line path"
+    assert relevant_lines(raw, rules, engine=engine).matches == expected
+    assert relevant_lines(raw.encode(), rules, engine=engine).matches == expected
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_classification_from_the_selected_lines_equals_the_full_one(engine):
+    body = [f"{STAMP}pip noise {i}" for i in range(900)]
+    body[500:503] = [f"{STAMP}Traceback (most recent call last):",
+                     f'{STAMP}  File "/home/runner/work/r/r/pkg/mod.py", line 3, in f',
+                     f"{STAMP}ModuleNotFoundError: No module named 'veomni'"]
+    body.append(f"{STAMP}##[error]Process completed with exit code 1.")
+    raw = "\ufeff" + "\n".join(body) + "\n"
+    rules = builtin_rules()
+    selected = relevant_lines(raw, rules, engine=engine)
+    assert len(selected) < 901  # two matches with 400 lines of context each, not every line
+    full = classify(list(parse_log(raw)), rules)
+    assert classify(selected, rules) == full
+    assert full.frames and full.rule_id == "python-import-error"
+
+
+def test_unknown_failures_keep_their_first_error_line():
+    raw = f"{STAMP}ok\n{STAMP}##[error]Something odd\n{STAMP}##[error]Process completed with exit code 2.\n"
+    rules = builtin_rules()
+    assert classify(relevant_lines(raw, rules), rules) == classify(list(parse_log(raw)), rules)
+
+
+def test_a_rule_without_needles_is_tried_on_every_line():
+    rules = parse_rules('''
+[[rule]]
+id = "digits"
+category = "crash"
+patterns = ['^\\d+$']
+examples = ["123"]
+near_misses = ["a1"]
+''')
+    raw = f"{STAMP}abc\n{STAMP}42\n"
+    assert matcher_for(rules).exhaustive
+    assert [m.line.number for m in relevant_lines(raw, rules).matches] == [2]
+
+
+def test_lines_selected_for_one_rule_set_are_refused_for_another():
+    other = parse_rules('''
+[[rule]]
+id = "boom"
+category = "crash"
+patterns = ['boom happened']
+examples = ["boom happened"]
+near_misses = ["boom"]
+''')
+    lines = relevant_lines(f"{STAMP}boom happened\n", other)
+    with pytest.raises(ValueError):
+        find_matches(lines, builtin_rules())
+
+
+def test_list_path_skips_rules_by_needle_but_gives_the_same_matches():
+    rules = builtin_rules()
+    lines = [line for rule in rules.rules for line in parse_log("\n".join(rule.examples + rule.near_misses))]
+    assert Matcher(rules, "python").match_lines(lines, _MAX_LINE, _MAX_MATCHES) == straightforward(lines, rules)
+
+
+def test_benchmark_script_runs_on_a_tiny_log():
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "classify_throughput.py"), "--size-mb", "1",
+                           "--repeat", "1"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "ratio (ci-triage / grep throughput):" in done.stdout
+    assert "port_in_use (torch-dist-eaddrinuse)" in done.stdout
