@@ -83,3 +83,23 @@ class Unavailable(GitHubError):
     """The API could not be reached or kept failing (connection errors, timeouts, 5xx)."""
 
     code = "unavailable"
+
+
+class SecondaryRateLimited(RateLimited):
+    """GitHub's secondary (abuse) limit: too many requests too fast, or too much content created.
+    Docs: "Rate limits for the REST API" -- honour `retry-after`, else wait at least a minute."""
+
+    code = "secondary_rate_limited"
+
+
+class Gone(NotFound):
+    """410: the resource existed and was removed (e.g. issues disabled on the repository)."""
+
+    code = "gone"
+
+
+class NoResponse(Unavailable):
+    """The request may have reached GitHub but no answer came back (read timeout, connection dropped).
+    A write in this state may or may not have happened: it is checked before being repeated."""
+
+    code = "no_response"

@@ -27,7 +27,7 @@ from ci_triage.github.replay import FakeGitHub
 from ci_triage.model import Verdict
 from ci_triage.service import Triage
 from ci_triage.store import Store
-from tests.github_schemas.validate import load_subset, match_path, validate_response
+from tests.github_schemas.validate import load_subset, match_path, validate_response, validate_schema
 
 CASE = load_case(bundled_path())
 REPO = CASE["repository"]["full_name"]
@@ -81,6 +81,10 @@ ENDPOINTS: list[tuple[str, dict[str, str]]] = [
     (f"{R}/actions/runs/{RUN_67['id']}/attempts/1/jobs", {"per_page": "100"}),
     (f"{R}/actions/jobs/{JOB_67['id']}", {}),
     (f"{R}/check-runs/{JOB_67['id']}/annotations", {"per_page": "100"}),
+    (f"{R}/contents/.github/ci-triage.toml", {"ref": "main"}),
+    (f"{R}/contents/.github/workflows/npu_vllm_examples.yml", {}),
+    (f"{R}/issues/67/comments", {"per_page": "100"}),
+    (f"{R}/collaborators/{PR['user']['login']}/permission", {}),
     ("/rate_limit", {}),
 ]
 
@@ -95,23 +99,34 @@ UNKNOWN = [
     f"{R}/actions/runs/{RUN_67['id']}/attempts/9",
     f"{R}/actions/runs/1/jobs",
     f"{R}/check-runs/1/annotations",
+    f"{R}/contents/no/such/file.txt",
     f"{R}/actions/runs/{RUN_67['id']}/attempts/9/jobs",
     f"{R}/actions/jobs/1",
     f"{R}/actions/jobs/1/logs",
+    f"{R}/issues/9999/comments",
+]
+
+# Writes the fake acts on, in an order that exercises each (run on a fresh fake: they change state).
+# (method, path, JSON body, expected status); {comment} is the id of the comment created first.
+WRITES: list[tuple[str, str, Any, int]] = [
+    ("POST", f"{R}/actions/runs/{RUN_67['id']}/rerun-failed-jobs", None, 201),
+    ("POST", f"{R}/issues/67/comments", {"body": "ci-triage: runner lost, rerun requested"}, 201),
+    ("PATCH", f"{R}/issues/comments/{{comment}}", {"body": "ci-triage: rerun passed"}, 200),
+    ("POST", f"{R}/issues/comments/{{comment}}/reactions", {"content": "rocket"}, 201),
+    ("POST", f"{R}/issues/comments/{{comment}}/reactions", {"content": "rocket"}, 200),  # "Reaction exists"
+    ("POST", f"{R}/actions/jobs/{{other_failed_job}}/rerun", {"enable_debug_logging": False}, 201),
+]
+UNKNOWN_WRITES = [
+    ("POST", f"{R}/actions/runs/1/rerun-failed-jobs"),
+    ("POST", f"{R}/actions/jobs/1/rerun"),
+    ("POST", f"{R}/issues/9999/comments"),
+    ("PATCH", f"{R}/issues/comments/1"),
+    ("POST", f"{R}/issues/comments/1/reactions"),
 ]
 
 # Operations in the vendored subset that the fake does not implement (yet): it must answer them with
 # GitHub's 404 rather than something half-made. Implementing one means moving it into ENDPOINTS.
-NOT_SERVED = {
-    "GET /repos/{owner}/{repo}/collaborators/{username}/permission",
-    "GET /repos/{owner}/{repo}/contents/{path}",
-    "GET /repos/{owner}/{repo}/issues/{issue_number}/comments",
-    "POST /repos/{owner}/{repo}/issues/{issue_number}/comments",
-    "PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}",
-    "POST /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions",
-    "POST /repos/{owner}/{repo}/actions/jobs/{job_id}/rerun",
-    "POST /repos/{owner}/{repo}/actions/runs/{run_id}/rerun-failed-jobs",
-}
+NOT_SERVED: set[str] = set()
 LOGS_TEMPLATE = "GET /repos/{owner}/{repo}/actions/jobs/{job_id}/logs"
 
 
@@ -177,6 +192,7 @@ def test_endpoint_body_matches_githubs_schema(api: httpx.Client, endpoint: tuple
 
 def test_endpoints_cover_every_operation_of_the_subset(api: httpx.Client) -> None:
     covered = {f"GET {template_of('GET', path)}" for path, _ in ENDPOINTS} | {LOGS_TEMPLATE}
+    covered |= {f"{method} {template_of(method, path)}" for method, path, _, _ in WRITES}
     assert None not in {template_of("GET", path) for path, _ in ENDPOINTS}
     vendored = set(load_subset()["operations"])
     # A newly vendored operation must be either served and tested here, or listed as not served.
@@ -191,6 +207,82 @@ def test_endpoints_cover_every_operation_of_the_subset(api: httpx.Client) -> Non
         response = api.request(method, path, json={} if method != "GET" else None)
         assert response.status_code == 404, operation
         assert response.json() == NOT_FOUND
+
+
+# --- writes -------------------------------------------------------------------------------------
+
+def _other_failed_job() -> dict[str, Any]:
+    """A failed job of another run than RUN_67 (whose rerun the first write starts)."""
+    return next(j for j in CASE["jobs"] if j["conclusion"] == "failure" and j["run_id"] != RUN_67["id"])
+
+
+def test_writes_answer_as_github_documents() -> None:
+    with FakeGitHub(CASE) as fake, httpx.Client(
+            base_url=fake.base_url, headers={"Authorization": "Bearer t", "X-GitHub-Api-Version": API_VERSION},
+            timeout=10) as client:
+        values: dict[str, Any] = {"other_failed_job": _other_failed_job()["id"]}
+        for method, path, body, status in WRITES:
+            concrete = path.format(**values) if "{" in path.replace(R, "") else path
+            response = client.request(method, concrete, json=body)
+            assert response.status_code == status, (method, concrete, response.text)
+            template = template_of(method, concrete)
+            assert template is not None
+            validate_response(method, template, status, response.json(), strict=True)
+            assert_github_headers(response)
+            if template.endswith("/issues/{issue_number}/comments"):
+                values["comment"] = response.json()["id"]
+                assert response.headers["location"] == response.json()["url"]
+        assert [r.body for r in fake.served(method="POST")][1] == {"body": "ci-triage: runner lost, rerun requested"}
+        # What the writes did reads back through the documented GET endpoints, still conforming.
+        for path in (f"{R}/issues/67/comments", f"{R}/actions/runs/{RUN_67['id']}",
+                     f"{R}/actions/runs/{RUN_67['id']}/jobs", f"{R}/actions/runs/{RUN_67['id']}/attempts/2/jobs",
+                     f"{R}/actions/runs", f"{R}/actions/runs/{RUN_67['id']}/jobs?filter=all"):
+            response = client.get(path)
+            assert response.status_code == 200, path
+            validate_response("GET", template_of("GET", path), 200, response.json(), strict=True)
+        comments = client.get(f"{R}/issues/67/comments").json()
+        assert [c["body"] for c in comments] == ["ci-triage: rerun passed"]
+        assert comments[0]["reactions"]["rocket"] == 1 and comments[0]["user"]["login"] == "github-actions[bot]"
+        run = client.get(f"{R}/actions/runs/{RUN_67['id']}").json()
+        assert (run["run_attempt"], run["status"], run["conclusion"]) == (RUN_67["run_attempt"] + 1, "queued", None)
+        assert run["previous_attempt_url"] == f"{run['url']}/attempts/{RUN_67['run_attempt']}"
+        jobs = client.get(f"{R}/actions/runs/{RUN_67['id']}/jobs").json()["jobs"]
+        before = [j for j in CASE["jobs"] if j["run_id"] == RUN_67["id"] and j["run_attempt"] == RUN_67["run_attempt"]]
+        assert len(jobs) == len(before)
+        for old in before:
+            if old["conclusion"] in ("failure", "cancelled"):
+                new = next(j for j in jobs if j["name"] == old["name"])
+                assert new["id"] != old["id"] and new["status"] == "queued" and new["conclusion"] is None
+                assert new["run_attempt"] == RUN_67["run_attempt"] + 1
+            else:
+                assert old["id"] in {j["id"] for j in jobs}  # carried over unchanged
+
+
+def test_rerunning_a_run_that_is_not_completed_is_forbidden() -> None:
+    with FakeGitHub(CASE) as fake, httpx.Client(base_url=fake.base_url, timeout=10) as client:
+        assert client.post(f"{R}/actions/runs/{RUN_67['id']}/rerun-failed-jobs").status_code == 201
+        for path, template in ((f"{R}/actions/runs/{RUN_67['id']}/rerun-failed-jobs", None),
+                               (f"{R}/actions/jobs/{JOB_67['id']}/rerun", "/repos/{owner}/{repo}/actions/jobs/{job_id}/rerun")):
+            response = client.post(path, json={})
+            assert response.status_code == 403
+            assert response.json()["message"] == "This workflow is already running"
+            if template:  # documented 403 of re-run-job
+                validate_response("POST", template, 403, response.json(), strict=True)
+            else:  # re-run-failed-jobs declares only 201; GitHub's error body is the basic error
+                validate_schema(load_subset()["basic_error"], response.json(), strict=True)
+        assert max(fake.index.attempts[RUN_67["id"]]) == RUN_67["run_attempt"] + 1
+
+
+@pytest.mark.parametrize("method,path", UNKNOWN_WRITES, ids=lambda v: v.replace(R, "") if "/" in v else v)
+def test_writes_to_unknown_ids_get_githubs_404(api: httpx.Client, method: str, path: str) -> None:
+    response = api.request(method, path, json={"body": "x", "content": "eyes"})
+    assert response.status_code == 404 and response.json() == NOT_FOUND
+
+
+def test_invalid_write_bodies_get_githubs_errors(api: httpx.Client) -> None:
+    assert api.post(f"{R}/issues/67/comments", json={}).status_code == 422
+    response = api.post(f"{R}/issues/67/comments", content=b"{not json", headers={"Content-Type": "application/json"})
+    assert response.status_code == 400 and response.json()["message"] == "Problems parsing JSON"
 
 
 @pytest.mark.parametrize("path", UNKNOWN, ids=lambda p: p.replace(R, ""))
@@ -337,8 +429,9 @@ def test_runs_paginate_with_githubs_link_header(server: FakeGitHub, api: httpx.C
 
 # --- URLs and headers ---------------------------------------------------------------------------
 
-# Fields that do not address the API or the web UI: clone addresses and the avatar CDN.
-FOREIGN_URL = re.compile(r"^(git://|git@|https://avatars\.githubusercontent\.com/)")
+# Fields that do not address the API or the web UI: clone addresses, the avatar CDN and the raw file
+# host (a file's download_url; ci-triage reads files through the contents API instead).
+FOREIGN_URL = re.compile(r"^(git://|git@|https://(avatars|raw)\.githubusercontent\.com/)")
 
 
 def test_no_github_url_survives_and_every_url_points_at_the_fake(server: FakeGitHub, api: httpx.Client) -> None:

@@ -397,3 +397,103 @@ def annotation(repo_full_name: str, head_sha: str, message: str, level: str = "f
         "message": message,
         "raw_details": "",
     }
+
+
+def content_file(repo_full_name: str, path: str, text: str, ref: str = "main") -> dict[str, Any]:
+    """A file as GET /repos/{owner}/{repo}/contents/{path} returns it (base64, wrapped at 60 columns)."""
+    raw = text.encode()
+    encoded = base64.b64encode(raw).decode()
+    wrapped = "\n".join(encoded[i:i + 60] for i in range(0, len(encoded), 60)) + "\n"
+    blob_sha = hashlib.sha1(b"blob %d\0" % len(raw) + raw).hexdigest()
+    url = f"{API}/repos/{repo_full_name}/contents/{path}?ref={ref}"
+    html = f"{WEB}/{repo_full_name}/blob/{ref}/{path}"
+    git = f"{API}/repos/{repo_full_name}/git/blobs/{blob_sha}"
+    return {
+        "type": "file",
+        "encoding": "base64",
+        "size": len(raw),
+        "name": path.rsplit("/", 1)[-1],
+        "path": path,
+        "content": wrapped,
+        "sha": blob_sha,
+        "url": url,
+        "git_url": git,
+        "html_url": html,
+        "download_url": f"https://raw.githubusercontent.com/{repo_full_name}/{ref}/{path}",
+        "_links": {"self": url, "git": git, "html": html},
+    }
+
+
+# --- issue comments, reactions, permissions (the write side) ---------------------------------------
+
+REACTIONS = ("+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes")
+# The user behind a workflow's GITHUB_TOKEN; its comments are shown as "github-actions[bot]".
+ACTIONS_BOT = ("github-actions[bot]", 41898282)
+# Repository roles, finest first, and the coarse `permission` each shows as: the permission endpoint's
+# `permission` field only knows admin/write/read/none; `role_name` keeps the role.
+ROLE_PERMISSION = {"admin": "admin", "maintain": "write", "write": "write", "triage": "read", "read": "read",
+                   "none": "none"}
+
+
+def bot_user(login: str = ACTIONS_BOT[0], user_id: int = ACTIONS_BOT[1]) -> dict[str, Any]:
+    return user(login, user_id, kind="Bot")
+
+
+def reaction_rollup(comment_url: str, counts: dict[str, int] | None = None) -> dict[str, Any]:
+    """The `reactions` summary GitHub embeds in an issue comment."""
+    counts = counts or {}
+    rollup: dict[str, Any] = {"url": f"{comment_url}/reactions", "total_count": sum(counts.values())}
+    rollup.update({content: counts.get(content, 0) for content in REACTIONS})
+    return rollup
+
+
+def issue_comment(repo_full_name: str, issue_number: int, comment_id: int, body: str, author: dict[str, Any],
+                  created: datetime, updated: datetime | None = None, *, is_pull: bool = True,
+                  author_association: str = "NONE", reactions: dict[str, int] | None = None) -> dict[str, Any]:
+    """An issue (or pull request conversation) comment: GET/POST .../issues/{n}/comments,
+    PATCH .../issues/comments/{id}. A PR's comment links to /pull/{n} on the web, an issue's to /issues/{n}."""
+    url = f"{API}/repos/{repo_full_name}/issues/comments/{comment_id}"
+    page = "pull" if is_pull else "issues"
+    return {
+        "id": comment_id,
+        "node_id": node_id("IC", comment_id),
+        "url": url,
+        "html_url": f"{WEB}/{repo_full_name}/{page}/{issue_number}#issuecomment-{comment_id}",
+        "body": body,
+        "user": author,
+        "created_at": ts(created),
+        "updated_at": ts(updated or created),
+        "issue_url": f"{API}/repos/{repo_full_name}/issues/{issue_number}",
+        "author_association": author_association,
+        "performed_via_github_app": None,
+        "reactions": reaction_rollup(url, reactions),
+    }
+
+
+def reaction(reaction_id: int, content: str, author: dict[str, Any], created: datetime) -> dict[str, Any]:
+    """A reaction (POST .../issues/comments/{id}/reactions)."""
+    return {
+        "id": reaction_id,
+        "node_id": node_id("REA", reaction_id),
+        "user": author,
+        "content": content,
+        "created_at": ts(created),
+    }
+
+
+def collaborator_permission(collaborator: dict[str, Any], role: str) -> dict[str, Any]:
+    """GET .../collaborators/{username}/permission for a user with repository role `role`
+    (admin, maintain, write, triage, read, or none)."""
+    permission = ROLE_PERMISSION.get(role, "none")
+    flags = {
+        "admin": role == "admin",
+        "maintain": role in ("admin", "maintain"),
+        "push": permission in ("admin", "write"),
+        "triage": role in ("admin", "maintain", "write", "triage"),
+        "pull": role != "none",
+    }
+    return {
+        "permission": permission,
+        "role_name": role,
+        "user": {**collaborator, "permissions": flags, "role_name": role},
+    }

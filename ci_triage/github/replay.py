@@ -6,6 +6,35 @@ GitHub's own payloads), every URL rewritten to the fake's address, `Link` pagina
 GitHub's 404 body, rate-limit headers. It records every request it served so tests can count them,
 and can be told to answer a request with a fault.
 
+Writes change the fake's state (never the case dict it was given), under a lock, as GitHub would:
+- POST .../actions/jobs/{id}/rerun and .../actions/runs/{id}/rerun-failed-jobs start attempt n+1 of the
+  run (status "queued", conclusion null, `previous_attempt_url` -> attempt n) and re-queue the rerun
+  jobs under new ids; jobs not rerun are carried into the new attempt unchanged. They answer 201 `{}`;
+  a run that is not completed gets 403 "This workflow is already running"; unknown ids 404.
+- Issue comments: list (a bare array, Link-paginated), create (201 + Location), update (PATCH, 200);
+  reactions to a comment (201, or 200 with the existing one when the same user already reacted so).
+- GET .../collaborators/{username}/permission from the case's optional section
+  `collaborators: {"login": "admin" | "maintain" | "write" | "triage" | "read"}`; the repository's
+  owner is admin; anyone else has read on a public repository, none on a private one. The optional
+  section `comments: {"<issue number>": [comment objects]}` seeds existing comments.
+Comments and reactions are made by `bot_login` (default github-actions[bot], GITHUB_TOKEN's user).
+
+Faults (each applies to the next `times` matching requests, in the order injected):
+- `inject(method, path_regex, status, times, headers, body)`: answer with that status instead; the
+  request is not acted on. GitHub's limits, as "Rate limits for the REST API" describes them:
+  primary:   `inject_primary_limit(method, path_regex, reset_in_s)` -> 403, x-ratelimit-remaining: 0,
+             x-ratelimit-reset: now + reset_in_s, "API rate limit exceeded for ..." (or by hand:
+             inject(m, p, 403, headers={"x-ratelimit-remaining": "0", "x-ratelimit-reset": "<epoch>"}));
+  secondary: `inject_secondary_limit(method, path_regex, retry_after_s, status=403|429)` -> "You have
+             exceeded a secondary rate limit...", with `retry-after` when retry_after_s is not None.
+  Expired logs: inject("GET", r"/actions/jobs/[0-9]+/logs$", 410) (or 404; a lost runner's job has none).
+- `inject_delay(method, path_regex, seconds, times)`: act on the request, then hold the answer back
+  `seconds` -- a client with a shorter timeout sees a timeout after the write took effect.
+- `inject_reset(method, path_regex, times, processed=False)`: close the connection (TCP reset) without
+  an answer, before acting on the request or (processed=True) after.
+`served()` records every request: host, method, path, query, status (0 when no answer was sent) and,
+for writes, the decoded JSON body.
+
 Reference: https://docs.github.com/en/rest (API version 2022-11-28); "Using pagination in the REST
 API" for Link headers; "Download job logs for a workflow run" for the 302 to a short-lived URL.
 """
@@ -16,13 +45,17 @@ import json
 import re
 import secrets
 import threading
+import socket
+import struct
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs, urlencode, urlsplit
+from urllib.parse import parse_qs, unquote, urlencode, urlsplit
 
+from ci_triage.github import payloads
 from ci_triage.github.case import API_BASE, WEB_BASE, validate_case
 
 API_VERSION = "2022-11-28"
@@ -45,11 +78,14 @@ class ServedRequest:
     query: dict[str, list[str]]
     status: int
     authorization: bool  # whether an Authorization header arrived (it must never reach the log host)
+    body: Any = None  # a write's JSON body as decoded (its text when it is not JSON)
 
 
 @dataclass
 class Fault:
-    """Answer matching requests with `status` (and headers/body) instead of the real response."""
+    """kind "status": answer matching requests with `status` (and headers/body) instead of the real
+    response; "delay": answer for real, `delay_s` late; "reset": close the connection without an answer
+    (after acting on the request when `processed`)."""
 
     method: str
     path_pattern: re.Pattern[str]
@@ -57,6 +93,9 @@ class Fault:
     times: int = 1
     headers: dict[str, str] = field(default_factory=dict)
     body: Any = None
+    kind: str = "status"
+    delay_s: float = 0.0
+    processed: bool = False
 
 
 class _Response(Exception):
@@ -93,6 +132,14 @@ def created_filter(spec: str) -> Callable[[datetime], bool]:
 
 def _ts(value: str) -> datetime:
     return datetime.fromisoformat(value.replace("Z", "+00:00"))
+
+
+def _error(status: int, message: str, **extra: Any) -> _Response:
+    return _Response(status, {"message": message, "documentation_url": _DOCS, "status": str(status), **extra})
+
+
+# Conclusions "Re-run failed jobs" picks up (GitHub's UI: "Re-run failed jobs" includes cancelled ones).
+_RERUN_CONCLUSIONS = ("failure", "cancelled", "timed_out", "startup_failure")
 
 
 class CaseIndex:
@@ -132,12 +179,30 @@ class CaseIndex:
 class FakeGitHub:
     """Serve a case on 127.0.0.1. Use as a context manager; `base_url` is the API root."""
 
-    def __init__(self, case: dict[str, Any], token: str | None = None) -> None:
+    def __init__(self, case: dict[str, Any], token: str | None = None, bot_login: str = payloads.ACTIONS_BOT[0],
+                 clock: Callable[[], datetime] | None = None) -> None:
         self.index = CaseIndex(validate_case(case))
         self.token = token  # when set, any other token gets GitHub's 401 "Bad credentials"
         self.requests: list[ServedRequest] = []
         self.faults: list[Fault] = []
         self._lock = threading.Lock()
+        # Guards the mutable state below; the HTTP server answers each request on its own thread.
+        self._state = threading.RLock()
+        self._clock = clock or (lambda: datetime.now(UTC))
+        self.bot = payloads.bot_user(bot_login) if bot_login == payloads.ACTIONS_BOT[0] else \
+            payloads.bot_user(bot_login, self._user_id(bot_login))
+        self.collaborators = {k.lower(): v for k, v in case.get("collaborators", {}).items()}
+        # Comments by id (copies: the case dict is never changed) and the issue each belongs to.
+        self.comments: dict[int, dict[str, Any]] = {}
+        self.comment_issue: dict[int, int] = {}
+        for number, listed in case.get("comments", {}).items():
+            for comment in listed:
+                self.comments[comment["id"]] = dict(comment)
+                self.comment_issue[comment["id"]] = int(number)
+        self.reactions: dict[int, list[dict[str, Any]]] = {}
+        self._next_comment_id = max([3_000_000_000, *self.comments]) + 1
+        self._next_reaction_id = 300_000_001
+        self._next_job_id = max([0, *self.index.jobs]) + 1
         self._servers: list[ThreadingHTTPServer] = []
         self.base_url = ""
         self.log_host_url = ""
@@ -152,7 +217,9 @@ class FakeGitHub:
         logs = ThreadingHTTPServer(("127.0.0.1", 0), self._handler("logs"))
         for server in (api, logs):
             server.daemon_threads = True
-            threading.Thread(target=server.serve_forever, name="fake-github", daemon=True).start()
+            # A short poll interval: stop() waits for the serving loop to notice, once per server.
+            threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-github",
+                             daemon=True).start()
             self._servers.append(server)
         self.base_url = f"http://127.0.0.1:{api.server_address[1]}"
         # A second address stands in for GitHub's separate log storage host, so a client that
@@ -177,6 +244,41 @@ class FakeGitHub:
                headers: dict[str, str] | None = None, body: Any = None) -> None:
         with self._lock:
             self.faults.append(Fault(method, re.compile(path_regex), status, times, headers or {}, body))
+
+    def inject_delay(self, method: str, path_regex: str, seconds: float, times: int = 1) -> None:
+        """Act on matching requests, then hold each answer back `seconds` (a client timeout after the
+        request took effect)."""
+        with self._lock:
+            self.faults.append(Fault(method, re.compile(path_regex), 0, times, kind="delay", delay_s=seconds))
+
+    def inject_reset(self, method: str, path_regex: str, times: int = 1, processed: bool = False) -> None:
+        """Reset the connection of matching requests without answering; `processed`: act on them first."""
+        with self._lock:
+            self.faults.append(Fault(method, re.compile(path_regex), 0, times, kind="reset", processed=processed))
+
+    def inject_primary_limit(self, method: str, path_regex: str, reset_in_s: float, times: int = 1,
+                             status: int = 403) -> None:
+        """GitHub's primary limit: remaining 0 until `x-ratelimit-reset` (epoch seconds)."""
+        reset = int(datetime.now(UTC).timestamp() + reset_in_s)
+        headers = {"X-RateLimit-Limit": "5000", "X-RateLimit-Remaining": "0", "X-RateLimit-Used": "5000",
+                   "X-RateLimit-Reset": str(reset), "X-RateLimit-Resource": "core"}
+        body = {"message": "API rate limit exceeded for installation ID 12345678. If you reach out to GitHub "
+                           "Support for help, please include the request ID 0000:0000:0000:0000:0000.",
+                "documentation_url": "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api",
+                "status": str(status)}
+        self.inject(method, path_regex, status, times, headers, body)
+
+    def inject_secondary_limit(self, method: str, path_regex: str, retry_after_s: int | None = 60,
+                               times: int = 1, status: int = 403) -> None:
+        """GitHub's secondary limit, with `retry-after` unless retry_after_s is None."""
+        headers = {} if retry_after_s is None else {"Retry-After": str(retry_after_s)}
+        body = {"message": "You have exceeded a secondary rate limit. Please wait a few minutes before you "
+                           "try again. If you reach out to GitHub Support for help, please include the "
+                           "request ID 0000:0000:0000:0000:0000.",
+                "documentation_url": "https://docs.github.com/free-pro-team@latest/rest/overview/"
+                                     "rate-limits-for-the-rest-api#about-secondary-rate-limits",
+                "status": str(status)}
+        self.inject(method, path_regex, status, times, headers, body)
 
     def served(self, host: str = "api", path_regex: str | None = None, method: str | None = None) -> list[ServedRequest]:
         with self._lock:
@@ -231,17 +333,51 @@ class FakeGitHub:
                 query = parse_qs(split.query)
                 length = int(self.headers.get("Content-Length") or 0)
                 body_in = self.rfile.read(length) if length else b""
-                status, headers, body = fake._dispatch(host, method, split.path, query, dict(self.headers), body_in)
+                fault = fake._fault_for(method, split.path) if host == "api" else None
+                kind = fault.kind if fault is not None else None
+                if kind == "reset" and not fault.processed:
+                    self._record(method, split, query, 0, body_in)
+                    self._reset()
+                    return
+                status, headers, body = fake._dispatch(host, method, split.path, query, dict(self.headers),
+                                                       body_in, fault if kind == "status" else None)
+                if kind == "reset":
+                    self._record(method, split, query, 0, body_in)
+                    self._reset()
+                    return
+                self._record(method, split, query, status, body_in)
+                if kind == "delay":
+                    time.sleep(fault.delay_s)
+                try:
+                    self.send_response(status)
+                    for name, value in headers.items():
+                        self.send_header(name, value)
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    if method != "HEAD":
+                        self.wfile.write(body)
+                except OSError:  # the client gave up waiting (a delay fault) and closed its end
+                    self.close_connection = True
+
+            def _record(self, method: str, split: Any, query: dict[str, list[str]], status: int,
+                        body_in: bytes) -> None:
+                recorded: Any = None
+                if method not in ("GET", "HEAD") and body_in:
+                    try:
+                        recorded = json.loads(body_in)
+                    except ValueError:
+                        recorded = body_in.decode("utf-8", errors="replace")
                 with fake._lock:
                     fake.requests.append(ServedRequest(host, method, split.path, query, status,
-                                                       "Authorization" in self.headers))
-                self.send_response(status)
-                for name, value in headers.items():
-                    self.send_header(name, value)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                if method != "HEAD":
-                    self.wfile.write(body)
+                                                       "Authorization" in self.headers, recorded))
+
+            def _reset(self) -> None:
+                # SO_LINGER with a zero timeout makes close() send a TCP RST: "connection reset by peer".
+                self.close_connection = True
+                try:
+                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                except OSError:
+                    pass
 
             def do_GET(self) -> None:
                 self._answer("GET")
@@ -255,17 +391,17 @@ class FakeGitHub:
         return Handler
 
     def _dispatch(self, host: str, method: str, path: str, query: dict[str, list[str]],
-                  headers: dict[str, str], body: bytes) -> tuple[int, dict[str, str], bytes]:
+                  headers: dict[str, str], body: bytes, fault: Fault | None = None) -> tuple[int, dict[str, str], bytes]:
         try:
             if host == "logs":
                 return self._serve_log(path, query)
-            fault = self._fault_for(method, path)
             if fault is not None:
                 raise _Response(fault.status, fault.body if fault.body is not None else {
                     "message": "Server Error" if fault.status >= 500 else "Fault", "documentation_url": _DOCS,
                 }, fault.headers)
             self._check_auth(headers)
-            payload, extra = self._route(method, path, query)
+            with self._state:
+                payload, extra = self._route(method, path, query, body)
             return 200, {**self._headers(), **extra, "Content-Type": "application/json; charset=utf-8"}, \
                 self._rewrite(payload)
         except _Response as response:
@@ -292,7 +428,7 @@ class FakeGitHub:
         return 200, {"Content-Type": "text/plain; charset=utf-8"}, self.index.logs[job_id].encode("utf-8")
 
     # --- routes -------------------------------------------------------------------------------
-    def _route(self, method: str, path: str, query: dict[str, list[str]]) -> tuple[Any, dict[str, str]]:
+    def _route(self, method: str, path: str, query: dict[str, list[str]], body: bytes = b"") -> tuple[Any, dict[str, str]]:
         index = self.index
         prefix = f"/repos/{index.full_name}"
         by_id = f"/repositories/{index.repo_id}"
@@ -304,6 +440,8 @@ class FakeGitHub:
             return self._rate_limit(), {}
         else:
             raise _not_found()
+        if method in ("POST", "PATCH"):
+            self._write(method, rest, body)
         if method != "GET":
             raise _not_found()
         return self._get(rest, query, path)
@@ -395,6 +533,13 @@ class FakeGitHub:
             if job is None:
                 raise _not_found()
             return job, {}
+        if found := re.fullmatch(r"/contents/(.+)", rest):
+            # The case holds files of the default branch; any ref answers with them.
+            file_path = found.group(1)
+            if file_path not in index.files:
+                raise _not_found()
+            ref = (query.get("ref") or [index.repository["default_branch"]])[0]
+            return payloads.content_file(index.full_name, file_path, index.files[file_path], ref), {}
         if found := re.fullmatch(r"/check-runs/(\d+)/annotations", rest):
             check_run_id = int(found.group(1))
             if check_run_id not in index.jobs:
@@ -408,7 +553,164 @@ class FakeGitHub:
             self._log_tokens[signature] = job_id
             location = f"{self.log_host_url}/logs/{job_id}.txt?sig={signature}"
             raise _Response(302, None, {"Location": location})
+        if found := re.fullmatch(r"/issues/(\d+)/comments", rest):
+            number = int(found.group(1))
+            if not self._is_issue(number):
+                raise _not_found()
+            comments = self._comments_of(number)
+            if since := (query.get("since") or [None])[0]:
+                try:
+                    after = _ts(since)
+                except ValueError:
+                    raise _error(422, "Validation Failed") from None
+                comments = [c for c in comments if _ts(c["updated_at"]) >= after]
+            return self._page(comments, query, path)
+        if found := re.fullmatch(r"/collaborators/([^/]+)/permission", rest):
+            return self._permission(unquote(found.group(1))), {}
         raise _not_found()
+
+    # --- state for writes -------------------------------------------------------------------------
+    def _now(self) -> datetime:
+        return self._clock().astimezone(UTC).replace(microsecond=0)
+
+    @staticmethod
+    def _user_id(login: str) -> int:
+        return 10_000_000 + int.from_bytes(login.lower().encode()[:6].ljust(6, b"\0"), "big") % 90_000_000
+
+    def _known_user(self, login: str) -> dict[str, Any]:
+        """The case's own user object for `login` when it has one (PR authors, the owner), else a made-up one."""
+        wanted = login.lower()
+        candidates = [self.index.repository["owner"]]
+        for pull in self.index.pulls.values():
+            candidates += [pull.get("user"), (pull.get("head") or {}).get("user")]
+        for candidate in candidates:
+            if candidate and candidate.get("login", "").lower() == wanted:
+                return {k: v for k, v in candidate.items() if k in payloads.user(login, 1)}
+        return payloads.user(login, self._user_id(login))
+
+    def _is_issue(self, number: int) -> bool:
+        return number in self.index.pulls or number in self.comment_issue.values()
+
+    def _comments_of(self, number: int) -> list[dict[str, Any]]:
+        return [self.comments[i] for i in sorted(self.comments) if self.comment_issue[i] == number]
+
+    def _permission(self, login: str) -> dict[str, Any]:
+        owner = self.index.repository["owner"]
+        role = self.collaborators.get(login.lower())
+        if role is None:
+            if owner.get("type") == "User" and owner["login"].lower() == login.lower():
+                role = "admin"
+            else:
+                role = "none" if self.index.repository.get("private") else "read"
+        return payloads.collaborator_permission(self._known_user(login), role)
+
+    def _write(self, method: str, rest: str, raw: bytes) -> None:
+        """Act on a write and raise its answer (_Response), as GitHub answers it."""
+        try:
+            body = json.loads(raw) if raw.strip() else {}
+        except ValueError:
+            raise _error(400, "Problems parsing JSON") from None
+        if body is None:
+            body = {}
+        if not isinstance(body, dict):
+            raise _error(400, "Problems parsing JSON")
+        if method == "POST" and (found := re.fullmatch(r"/actions/jobs/(\d+)/rerun", rest)):
+            job = self.index.jobs.get(int(found.group(1)))
+            if job is None:
+                raise _not_found()
+            self._rerun(job["run_id"], job)
+        if method == "POST" and (found := re.fullmatch(r"/actions/runs/(\d+)/rerun-failed-jobs", rest)):
+            self._rerun(int(found.group(1)), None)
+        if method == "POST" and (found := re.fullmatch(r"/issues/(\d+)/comments", rest)):
+            number = int(found.group(1))
+            if not self._is_issue(number):
+                raise _not_found()
+            text = self._body_text(body)
+            comment_id, now = self._next_comment_id, self._now()
+            self._next_comment_id += 1
+            comment = payloads.issue_comment(self.index.full_name, number, comment_id, text, self.bot, now,
+                                             is_pull=number in self.index.pulls)
+            self.comments[comment_id], self.comment_issue[comment_id] = comment, number
+            raise _Response(201, comment, {"Location": comment["url"].replace(API_BASE, self.base_url)})
+        if method == "PATCH" and (found := re.fullmatch(r"/issues/comments/(\d+)", rest)):
+            comment_id = int(found.group(1))
+            if comment_id not in self.comments:
+                raise _not_found()
+            text = self._body_text(body)
+            self.comments[comment_id] = {**self.comments[comment_id], "body": text, "updated_at": payloads.ts(self._now())}
+            raise _Response(200, self.comments[comment_id])
+        if method == "POST" and (found := re.fullmatch(r"/issues/comments/(\d+)/reactions", rest)):
+            self._react(int(found.group(1)), body.get("content"))
+        raise _not_found()
+
+    @staticmethod
+    def _body_text(body: dict[str, Any]) -> str:
+        text = body.get("body")
+        if not isinstance(text, str):
+            raise _error(422, "Invalid request.\n\n\"body\" wasn't supplied.")
+        return text
+
+    def _react(self, comment_id: int, content: Any) -> None:
+        if comment_id not in self.comments:
+            raise _not_found()
+        if content not in payloads.REACTIONS:
+            raise _error(422, "Validation Failed", errors=[{"resource": "Reaction", "code": "invalid",
+                                                           "field": "content"}])
+        mine = self.reactions.setdefault(comment_id, [])
+        for existing in mine:
+            if existing["content"] == content and existing["user"]["login"] == self.bot["login"]:
+                raise _Response(200, existing)  # docs: "Reaction exists"
+        created = payloads.reaction(self._next_reaction_id, content, self.bot, self._now())
+        self._next_reaction_id += 1
+        mine.append(created)
+        counts: dict[str, int] = {}
+        for one in mine:
+            counts[one["content"]] = counts.get(one["content"], 0) + 1
+        comment = self.comments[comment_id]
+        self.comments[comment_id] = {**comment, "reactions": payloads.reaction_rollup(comment["url"], counts)}
+        raise _Response(201, created)
+
+    def _rerun(self, run_id: int, job: dict[str, Any] | None) -> None:
+        """Start the next attempt of a run, re-queuing `job` (by name) or, when None, its failed jobs."""
+        attempts = self.index.attempts.get(run_id)
+        if not attempts:
+            raise _not_found()
+        number = max(attempts)
+        latest = attempts[number]
+        if latest["status"] != "completed":
+            raise _error(403, "This workflow is already running")
+        current = self.index.jobs_by_attempt.get((run_id, number), [])
+        if job is not None:
+            again = {j["id"] for j in current if j["name"] == job["name"]} or {job["id"]}
+        else:
+            again = {j["id"] for j in current if j["conclusion"] in _RERUN_CONCLUSIONS}
+            if not again:
+                raise _error(403, "There are no failed jobs to re-run")
+        now = payloads.ts(self._now())
+        run = {**latest, "run_attempt": number + 1, "status": "queued", "conclusion": None, "updated_at": now,
+               "run_started_at": now, "previous_attempt_url": f"{latest['url']}/attempts/{number}"}
+        jobs = []
+        source = current if job is None or job in current else [*current, job]
+        for old in source:
+            if old["id"] not in again:
+                jobs.append(old)  # carried into the new attempt unchanged, as GitHub shows them
+                continue
+            new_id = self._next_job_id
+            self._next_job_id += 1
+
+            def renumber(url: str | None) -> str | None:
+                return f"{url.rsplit('/', 1)[0]}/{new_id}" if url else url
+
+            requeued = {**old, "id": new_id, "node_id": payloads.node_id("CR", new_id), "run_attempt": number + 1,
+                        "status": "queued", "conclusion": None, "created_at": now, "started_at": now,
+                        "completed_at": None, "steps": [], "runner_id": None, "runner_name": None,
+                        "runner_group_id": None, "runner_group_name": None, "url": renumber(old.get("url")),
+                        "html_url": renumber(old.get("html_url")), "check_run_url": renumber(old.get("check_run_url"))}
+            self.index.jobs[new_id] = requeued
+            jobs.append(requeued)
+        attempts[number + 1] = run
+        self.index.jobs_by_attempt[(run_id, number + 1)] = jobs
+        raise _Response(201, {})
 
     def _jobs(self, jobs: list[dict[str, Any]], query: dict[str, list[str]], path: str) -> tuple[Any, dict[str, str]]:
         items, headers = self._page(sorted(jobs, key=lambda j: j["id"]), query, path)
