@@ -198,7 +198,7 @@ def classify_files(
     """Classify saved job logs offline: root-cause line, category, captures and fingerprint."""
     with _boundary():
         from ci_triage.core.classify import classify
-        from ci_triage.core.logparse import parse_log
+        from ci_triage.core.matcher import relevant_lines
         from ci_triage.core.rules import builtin_rules
 
         rule_set = _load_rules(rules) if rules else builtin_rules()
@@ -208,8 +208,7 @@ def classify_files(
                 raw = path.read_bytes()
             except OSError as exc:
                 raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
-            text = raw.decode("utf-8", errors="replace")
-            result = classify(list(parse_log(text)), rule_set)
+            result = classify(relevant_lines(raw, rule_set), rule_set)
             root = result.root_cause
             results.append({
                 "file": str(path),

@@ -16,7 +16,7 @@ from datetime import timedelta
 from ci_triage.core import timeline
 from ci_triage.core.annotations import classify_annotations
 from ci_triage.core.classify import classify, focus_on_test
-from ci_triage.core.logparse import parse_log
+from ci_triage.core.matcher import relevant_lines
 from ci_triage.core.neighbours import neighbour_hints
 from ci_triage.core.policy import decide
 from ci_triage.core.relate import relate
@@ -116,7 +116,9 @@ class Triage:
 
     def classify_job(self, repo: str, job: Job) -> tuple[LogStatus, Classification]:
         status, text = self.log_of(repo, job)
-        classification = classify(list(parse_log(text or "", job.steps)), self.rules)
+        # Only the lines a rule could match (and the context classify reads) become objects: a
+        # 100 MB log costs a scan, not a million LogLines.
+        classification = classify(relevant_lines(text or "", self.rules, job.steps), self.rules)
         if status is not LogStatus.AVAILABLE or classification.category == "unknown":
             # The log is missing or silent: GitHub's annotations on the job may still say why.
             from_annotations = classify_annotations(self.annotations_of(repo, job), job.conclusion, self.rules)
