@@ -5,6 +5,10 @@ one go instead of O(failed x candidates). Pure: columns of plain numbers in, num
 values on request) out; numpy and pandas stay inside this module. On small inputs every answer equals
 timeline.py's (tests/core/test_timeline_frame.py checks that with hypothesis).
 
+correlate() materialises the top lists of EVERY failed job (the "all-lists mode"). A fleet-wide scan
+wants timeline_counts.count_correlations instead: exact counts for all failed jobs without pairs,
+and the lists only for the jobs a report shows.
+
 How it stays near O((n + k) log n) for n jobs and k overlapping pairs:
 - A job belongs to one runner pool per specific label (timeline.same_pool is "shares a specific
   label", or "same label set" when neither has one). With one pool per job (the usual case) no pair
@@ -199,17 +203,8 @@ class Correlation:
 
     def died_early(self, ratio: float = 0.85) -> np.ndarray:
         """timeline.died_early for every failed job at once."""
-        frame = self.frame
-        start, end = frame.start[self.failed], frame.end[self.failed]
-        known = (start != MISSING) & (end != MISSING)
-        duration = np.where(known, end - start, 0) / frame.ticks_per_second
-        at = np.minimum(np.searchsorted(self.baseline_name, frame.name[self.failed]), len(self.baseline_name) - 1)
-        if not len(self.baseline_name):
-            return np.zeros(len(self.failed), dtype=bool)
-        found = self.baseline_name[at] == frame.name[self.failed]
-        median, spread = self.baseline_median_s[at], self.baseline_spread_s[at]
-        return found & known & (self.baseline_samples[at] >= 2) & (duration < median * ratio) & (
-            duration < median - 2 * spread)
+        return died_early_of(self.frame, self.failed, self.baseline_name, self.baseline_samples,
+                             self.baseline_median_s, self.baseline_spread_s, ratio)
 
     # --- model values, for frames built from Job values (what the service hands the policy) ---------
     def overlapping_jobs(self, job_id: int) -> tuple[OverlappingJob, ...]:
@@ -569,17 +564,59 @@ def _later(frame, single, by_start, row_start, q_index, q_job, q_pool, qe, q_run
     return count, _csr(f[chosen], nf), jobs[chosen]
 
 
+def died_early_of(frame: JobFrame, failed: np.ndarray, baseline_name: np.ndarray, baseline_samples: np.ndarray,
+                  baseline_median_s: np.ndarray, baseline_spread_s: np.ndarray, ratio: float = 0.85) -> np.ndarray:
+    """timeline.died_early for the failed jobs (positions) against the per-name baselines."""
+    if not len(baseline_name):
+        return np.zeros(len(failed), dtype=bool)
+    start, end, name = frame.start[failed], frame.end[failed], frame.name[failed]
+    known = (start != MISSING) & (end != MISSING)
+    duration = np.where(known, end - start, 0) / frame.ticks_per_second
+    at = np.minimum(np.searchsorted(baseline_name, name), len(baseline_name) - 1)
+    found = baseline_name[at] == name
+    median, spread = baseline_median_s[at], baseline_spread_s[at]
+    return found & known & (baseline_samples[at] >= 2) & (duration < median * ratio) & (
+        duration < median - 2 * spread)
+
+
+def _median(values: np.ndarray) -> float:
+    """statistics.median: the middle value, or the mean of the two middle values."""
+    middle = len(values) // 2
+    if len(values) % 2:
+        return float(np.partition(values, middle)[middle])
+    pair = np.partition(values, (middle - 1, middle))
+    return float((pair[middle - 1] + pair[middle]) / 2)
+
+
 def _baselines(frame: JobFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """timeline.duration_baseline for every job name: median and MAD of successful, non-zero durations."""
     success = frame.conclusions.index("success") if "success" in frame.conclusions else -2
     done = (frame.conclusion == success) & (frame.start != MISSING) & (frame.end != MISSING)
-    seconds = (frame.end[done] - frame.start[done]) / frame.ticks_per_second
-    names = frame.name[done]
-    nonzero = seconds != 0
-    durations = pd.DataFrame({"name": names[nonzero], "seconds": seconds[nonzero]})
-    grouped = durations.groupby("name", sort=True)["seconds"]
-    median = grouped.median()
-    deviation = (durations["seconds"] - grouped.transform("median")).abs()
-    spread = deviation.groupby(durations["name"], sort=True).median()
-    return (median.index.to_numpy(dtype=np.int64), grouped.size().to_numpy(dtype=np.int64),
-            median.to_numpy(dtype=np.float64), spread.to_numpy(dtype=np.float64))
+    ticks, names = frame.end[done] - frame.start[done], frame.name[done]
+    ticks, names = ticks[ticks != 0], names[ticks != 0]  # timeline.py skips zero durations
+    low = int(ticks.min()) if len(ticks) else 0
+    width = int(ticks.max()) - low + 1 if len(ticks) else 1
+    first_name = int(names.min(initial=0))
+    bits = width.bit_length()
+    if (int(names.max(initial=0)) - first_name + 1).bit_length() + bits <= 63:  # one sort of (name, duration)
+        key = np.sort(((names - first_name) << bits) | (ticks - low))
+        names, ticks = (key >> bits) + first_name, (key & ((1 << bits) - 1)) + low
+    else:
+        order = np.lexsort((ticks, names))
+        names, ticks = names[order], ticks[order]
+    seconds = ticks / frame.ticks_per_second  # sorted within each name, as ticks are
+    starts, ends = _segments(names)
+    if len(starts) > 4096:  # many names: one grouped pass beats a loop of small partitions
+        durations = pd.DataFrame({"name": names, "seconds": seconds})
+        grouped = durations.groupby("name", sort=True)["seconds"]
+        median = grouped.median()
+        spread = (durations["seconds"] - grouped.transform("median")).abs().groupby(durations["name"]).median()
+        return (median.index.to_numpy(dtype=np.int64), grouped.size().to_numpy(dtype=np.int64),
+                median.to_numpy(dtype=np.float64), spread.to_numpy(dtype=np.float64))
+    middle = starts + (ends - starts) // 2
+    odd = (ends - starts) % 2 == 1
+    medians = np.where(odd, seconds[middle], (seconds[np.maximum(middle - 1, 0)] + seconds[middle]) / 2) \
+        if len(starts) else np.zeros(0)
+    spreads = np.array([_median(np.abs(seconds[a:b] - m)) for a, b, m in zip(starts, ends, medians)],
+                       dtype=np.float64)
+    return names[starts].astype(np.int64), (ends - starts).astype(np.int64), medians, spreads

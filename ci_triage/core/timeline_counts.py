@@ -1,0 +1,477 @@
+"""Every failed job at once -> exact counts; the few jobs a report shows -> their full lists.
+
+A fleet-wide scan needs, per failed job, only numbers: how many jobs of other runs overlapped it on its
+runner pool (and on its host), how many other PRs were in flight, how many jobs passed on the pool soon
+after, and whether it died early. Only a displayed job needs the jobs themselves. count_correlations()
+computes the numbers for all failed jobs without materialising a single pair; TimelineCounts.details()
+expands the pairs (timeline_frame.Correlation) for the jobs asked for. Both equal timeline.py's answers
+(tests/core/test_timeline_frame.py compares them with hypothesis).
+
+The counts, for a failed job f = [s, e) on pool p (all intervals half-open, only jobs with s_j < e_j):
+- Overlaps. j overlaps f iff s_j < e and e_j > s. A valid j with e_j <= s also has s_j < e_j <= s < e,
+  so  #overlapping = #{s_j < e} - #{e_j <= s}: two searchsorted calls into the pool's starts and ends,
+  each sorted once by (pool, time). f's own run is counted out by expanding only that run's jobs on
+  the pool (cost: the sum of the failed jobs' run sizes). Same host: the same per (pool, host).
+- Other PRs in flight, via the previous developer's pm: sort a PR's jobs on the pool by start; pm_j is
+  the latest end among the jobs before j. j starts a new *component* iff pm_j < s_j; a component is
+  then one interval [a, b) (its first start, its latest end), and PR P's jobs overlap f iff one of
+  P's components does (the union of the jobs is the union of the components). Let K_P be the number
+  of P's components that overlap f. They are consecutive (components are disjoint and ordered, f is an
+  interval), so K_P - 1 (when K_P >= 1) is the number of P's gaps (b_c, a_c+1) between two overlapping
+  components, and such a gap is exactly one with s < b_c and a_c+1 < e: "<=" each component of the
+  pair overlaps f; "=>" a_c < b_c < a_c+1 < e and b_c+1 > a_c+1 > b_c > s. Hence
+      #PRs with a job overlapping f = sum_P [K_P >= 1] = #components overlapping f - #gaps inside (s, e),
+  the first term counted like overlaps, the second a 2-D dominance count (gaps of the pool sorted by b,
+  those with b in (s, e) form an index range; count those with a < e in it) done with a wavelet matrix
+  in O((g + q) log g) for g gaps and q failed jobs. f's own PR is one of them (f overlaps itself), so
+  it is subtracted once. This needs the PR to be a property of the run, as it is for model values.
+  No interval set can give the distinct count as a plain overlap count: a PR with components [0, 10)
+  and [20, 30) must count once for [5, 25), but [5, 8) and [22, 25) would then hit the same interval,
+  which [12, 15) (count 0) lies between.
+- Later passes: successful jobs on the pool whose start is in [e, e + window], by searchsorted, minus
+  the failed run's own (from the same run expansion).
+- Died early: timeline.died_early against the per-name baselines (timeline_frame._baselines).
+
+Frames where a job sits in several pools (several specific labels) are counted through details() for
+every failed job, which deduplicates pairs: exact, but proportional to the pairs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ci_triage.core.timeline_frame import (
+    MISSING, Correlation, JobFrame, _baselines, _csr, _explode, _first_per_group, _int64, _segments,
+    _window_ticks, died_early_of,
+)
+from ci_triage.model import OverlappingJob
+
+_INT64_MAX = np.iinfo(np.int64).max
+
+
+def _dense(*columns: np.ndarray) -> tuple[np.ndarray, int]:
+    """One code >= 0 per row for the tuple of columns (equal tuples, equal codes) and a bound on them."""
+    code = np.zeros(len(columns[0]), dtype=np.int64)
+    bound = 1
+    for column in columns:
+        low = int(column.min()) if len(column) else 0
+        span = int(column.max()) - low + 1 if len(column) else 1
+        if bound * span < 2**31:  # small enough to share an int64 key with a time and a row
+            code, bound = code * span + (column - low), bound * span
+        else:
+            uniques, inverse = np.unique(np.stack((code, column), axis=1), axis=0, return_inverse=True)
+            code, bound = inverse.reshape(-1).astype(np.int64), max(len(uniques), 1)
+    return code, bound
+
+
+def _search(sorted_keys: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """searchsorted(side="left"); count_correlations orders its queries by (pool, start), so that
+    nearly sorted queries walk memory in order."""
+    return np.searchsorted(sorted_keys, keys)
+
+
+class _Sorted:
+    """Rows sorted by (group, time); counts "rows of group g with time < t (or <= t)" as global positions.
+
+    Two such structures over the same rows per group give positions whose difference is a count within
+    the group. When the bits allow, (group, time, row) is packed into one int64 (np.sort is cheaper
+    than argsort, and shifts cheaper than division).
+    """
+
+    def __init__(self, group: np.ndarray, time: np.ndarray, rows: np.ndarray | None, groups: int, n_rows: int):
+        self.ranks = None
+        low, high = (int(time.min()), int(time.max())) if len(time) else (0, 0)
+        self.low, self.high = low, high
+        group_bits = max(groups, 1).bit_length()
+        self.time_bits = (high - low + 3).bit_length()
+        if group_bits + self.time_bits > 62:  # times too far apart for one key: use their ranks
+            self.ranks = np.unique(time)
+            self.time_bits = (len(self.ranks) + 1).bit_length()
+            key = (group << self.time_bits) | np.searchsorted(self.ranks, time)
+        else:
+            key = (group << self.time_bits) | (time - low + 1)
+        self.row_bits = max(n_rows, 1).bit_length()
+        self.dtype = np.int64
+        if rows is None:  # counts only: the narrowest key sorts fastest
+            self.row_bits, self._rows = 0, np.zeros(0, dtype=np.int64)
+            if group_bits + self.time_bits <= 31:
+                self.dtype = np.int32
+            self.keys = np.sort(key.astype(self.dtype))
+        elif group_bits + self.time_bits + self.row_bits <= 63:
+            self.keys = np.sort((key << self.row_bits) | rows)
+            self._rows = None
+        else:
+            self.row_bits = 0
+            order = np.argsort(key, kind="stable")
+            self.keys, self._rows = key[order], rows[order]
+
+    def rows(self) -> np.ndarray:
+        if self._rows is None:
+            self._rows = self.keys & ((1 << self.row_bits) - 1)
+        return self._rows
+
+    def _query(self, group: np.ndarray, time: np.ndarray, inclusive: bool) -> np.ndarray:
+        if self.ranks is not None:
+            slot = np.searchsorted(self.ranks, time, side="right" if inclusive else "left")
+        else:
+            slot = np.clip(time, self.low - 1, self.high + 1) - self.low + 1 + int(inclusive)
+        return _search(self.keys, (((group << self.time_bits) + slot) << self.row_bits).astype(self.dtype))
+
+    def count_lt(self, group: np.ndarray, time: np.ndarray) -> np.ndarray:
+        return self._query(group, time, False)
+
+    def count_le(self, group: np.ndarray, time: np.ndarray) -> np.ndarray:
+        return self._query(group, time, True)
+
+
+def _count_below(values: np.ndarray, lo: np.ndarray, hi: np.ndarray, limit: np.ndarray) -> np.ndarray:
+    """#{i in [lo_q, hi_q): values[i] < limit_q} for every query q: a wavelet matrix over value ranks."""
+    found = np.zeros(len(lo), dtype=np.int64)
+    if not len(values) or not len(lo):
+        return found
+    ordered = np.sort(values)
+    current = np.searchsorted(ordered, values)  # ranks in [0, n); values[i] < limit iff rank < bound
+    bound = np.searchsorted(ordered, limit)
+    asked = np.flatnonzero(hi > lo)  # most failed jobs have no gap of their pool inside them
+    lo, hi, bound = lo[asked].astype(np.int64), hi[asked].astype(np.int64), bound[asked]
+    inside = np.zeros(len(asked), dtype=np.int64)
+    for level in range(int(len(values)).bit_length() - 1, -1, -1):
+        bit = (current >> level) & 1
+        zeros = np.concatenate(([0], np.cumsum(1 - bit)))
+        total_zeros = zeros[-1]
+        take_zeros = ((bound >> level) & 1) == 1  # bound has a one here: the zero side lies below it
+        zero_lo, zero_hi = zeros[lo], zeros[hi]
+        inside += np.where(take_zeros, zero_hi - zero_lo, 0)
+        lo = np.where(take_zeros, total_zeros + lo - zero_lo, zero_lo)
+        hi = np.where(take_zeros, total_zeros + hi - zero_hi, zero_hi)
+        current = np.concatenate((current[bit == 0], current[bit == 1]))
+    found[asked] = inside
+    return found
+
+
+def _running_max(ends: np.ndarray, segment: np.ndarray) -> np.ndarray:
+    """Running maximum of ends within each segment (segment ids non-decreasing)."""
+    if not len(ends):
+        return ends.copy()
+    low, width = int(ends.min()), int(ends.max()) - int(ends.min()) + 1
+    if (int(segment[-1]) + 1) * width < 2**62:  # lift each segment above the previous: one running max
+        lift = segment * width
+        return np.maximum.accumulate(ends - low + lift) - lift + low
+    return pd.Series(ends).groupby(segment).cummax().to_numpy()
+
+
+@dataclass
+class _Index:
+    """Sorted structures shared by the counts pass and details(), built once per frame."""
+
+    frame: JobFrame
+    pool: np.ndarray  # dense pool code per membership row
+    pools: int
+    row_start: np.ndarray
+    row_end: np.ndarray
+    starts: _Sorted  # valid memberships by (pool, start)
+    passed: _Sorted  # successful memberships with a start, by (pool, start)
+    baselines: tuple[np.ndarray, ...]
+    longest: np.ndarray | None = None  # longest valid duration per pool
+    failed_ids: tuple[np.ndarray, np.ndarray] | None = None  # failed job ids sorted, and their order
+
+    @classmethod
+    def build(cls, frame: JobFrame) -> _Index:
+        member_job = frame.member_job
+        pool, pools = _dense(frame.member_pool)
+        single = frame.one_pool_per_job
+        row_start, row_end = (frame.start, frame.end) if single else (frame.start[member_job], frame.end[member_job])
+        rows = len(member_job)
+        valid = np.flatnonzero((row_start != MISSING) & (row_end != MISSING) & (row_end > row_start))
+        success = frame.conclusions.index("success") if "success" in frame.conclusions else -2
+        conclusion = frame.conclusion if single else frame.conclusion[member_job]
+        passed = np.flatnonzero((conclusion == success) & (row_start != MISSING))
+        return cls(frame, pool, pools, row_start, row_end,
+                   _Sorted(pool[valid], row_start[valid], valid, pools, rows),
+                   _Sorted(pool[passed], row_start[passed], passed, pools, rows), _baselines(frame))
+
+    def longest_per_pool(self) -> np.ndarray:
+        if self.longest is None:
+            rows = self.starts.rows()
+            self.longest = np.zeros(self.pools, dtype=np.int64)
+            np.maximum.at(self.longest, self.pool[rows], self.row_end[rows] - self.row_start[rows])
+        return self.longest
+
+
+@dataclass(frozen=True, eq=False)
+class TimelineCounts:
+    """Per failed job (positions in `failed`, ascending) the exact counts; lists on request."""
+
+    frame: JobFrame
+    failed: np.ndarray
+    window_s: float
+    overlap_count: np.ndarray  # jobs of other runs on the pool that ran while the failed job ran
+    same_host_count: np.ndarray  # ... of which on the failed job's host
+    in_flight_count: np.ndarray  # distinct other PRs with such a job
+    later_passed_count: np.ndarray  # successful jobs of other runs that started within the window after
+    index: _Index = field(repr=False)
+
+    def index_of(self, job_id: int) -> int:
+        return int(self._indexes_of([job_id])[0])
+
+    def _indexes_of(self, job_ids: Iterable[int]) -> np.ndarray:
+        if self.index.failed_ids is None:  # sorted once, for every later lookup
+            ids = self.frame.job_id[self.failed]
+            order = np.argsort(ids, kind="stable")
+            self.index.failed_ids = (ids[order], order)
+        ids, order = self.index.failed_ids
+        wanted = _int64(list(job_ids))
+        at = np.minimum(np.searchsorted(ids, wanted), max(len(ids) - 1, 0))
+        missing = wanted[(ids[at] != wanted) if len(ids) else np.ones(len(wanted), dtype=bool)]
+        if len(missing):
+            raise KeyError(int(missing[0]))
+        return order[at]
+
+    def died_early(self, ratio: float = 0.85) -> np.ndarray:
+        """timeline.died_early for every failed job at once."""
+        return died_early_of(self.frame, self.failed, *self.index.baselines, ratio)
+
+    def details(self, job_ids: Iterable[int] | None = None, *, positions: Iterable[int] | None = None,
+                cap: int | None = None) -> Correlation:
+        """The lists of the given failed jobs (by id, or by position in the frame), in timeline.py's order."""
+        wanted = [] if positions is None else list(positions)
+        chosen = np.concatenate((_int64(wanted), self.failed[self._indexes_of(job_ids or ())]))
+        result, _ = _details(self.index, np.unique(chosen), self.window_s, cap)
+        return result
+
+    def overlapping_jobs(self, job_id: int) -> tuple[OverlappingJob, ...]:
+        return self.details([job_id]).overlapping_jobs(job_id)
+
+    def in_flight_prs(self, job_id: int) -> tuple[int, ...]:
+        return self.details([job_id]).in_flight_prs(job_id)
+
+    def later_jobs_passed(self, job_id: int) -> tuple[OverlappingJob, ...]:
+        return self.details([job_id]).later_jobs_passed(job_id)
+
+
+def count_correlations(frame: JobFrame, *, failed: Iterable[int] | np.ndarray | None = None,
+                       window_s: float = 3600.0) -> TimelineCounts:
+    """The counts for the failed jobs (positions; all failed jobs by default) against all jobs."""
+    failed = np.flatnonzero(frame.failed_mask()) if failed is None else np.unique(_int64(list(failed)))
+    index = _Index.build(frame)
+    if not frame.one_pool_per_job:
+        _, counts = _details(index, failed, window_s, 0)
+        return TimelineCounts(frame, failed, window_s, *counts, index)
+    # Work in (pool, start) order: every searchsorted below then reads its sorted array front to back.
+    order = np.lexsort((frame.start[failed], index.pool[failed]))
+    counts = _pool_counts(frame, index, failed[order], window_s)
+    for column in counts:
+        column[order] = column.copy()
+    return TimelineCounts(frame, failed, window_s, *counts, index)
+
+
+def _pool_counts(frame: JobFrame, index: _Index, failed: np.ndarray, window_s: float) -> list[np.ndarray]:
+    nf, n = len(failed), len(frame)
+    pool, start, end, host = index.pool, frame.start, frame.end, frame.host
+    fs, fe = start[failed], end[failed]
+    asks = (fs != MISSING) & (fe != MISSING) & (fe > fs)
+    q = np.flatnonzero(asks)
+    qp, qs, qe = pool[failed[q]], fs[q], fe[q]
+    valid = (start != MISSING) & (end != MISSING) & (end > start)
+
+    # The failed runs' own jobs on the pool: expanded, they are few.
+    own_overlap, own_host, own_later = _own_run(frame, index, failed, valid, window_s)
+
+    # Overlaps on the pool.
+    ends = np.flatnonzero(valid)
+    by_end = _Sorted(pool[ends], end[ends], None, index.pools, n)
+    overlap = np.zeros(nf, dtype=np.int64)
+    overlap[q] = index.starts.count_lt(qp, qe) - by_end.count_le(qp, qs)
+    overlap -= own_overlap
+
+    # Overlaps on the same host of the pool.
+    same_host = np.zeros(nf, dtype=np.int64)
+    hosted = valid & (host >= 0)
+    with_host = q[host[failed[q]] >= 0]
+    if len(with_host):
+        pool_host, bound = _dense(pool, np.where(hosted, host, -1))
+        rows = np.flatnonzero(hosted)
+        by_start = _Sorted(pool_host[rows], start[rows], None, bound, n)
+        by_end = _Sorted(pool_host[rows], end[rows], None, bound, n)
+        group = pool_host[failed[with_host]]
+        same_host[with_host] = (by_start.count_lt(group, fe[with_host])
+                                - by_end.count_le(group, fs[with_host]))
+    same_host -= own_host
+
+    in_flight = np.zeros(nf, dtype=np.int64)
+    in_flight[q] = _prs_in_flight(frame, index, valid, qp, qs, qe) - (frame.pr[failed[q]] >= 0)
+
+    # Later passes on the pool.
+    window = _window_ticks(window_s, frame.ticks_per_second)
+    later = np.zeros(nf, dtype=np.int64)
+    if window >= 0:
+        ended = np.flatnonzero(fe != MISSING)
+        until = fe[ended] + np.minimum(window, _INT64_MAX - np.maximum(fe[ended], 0))
+        group = pool[failed[ended]]
+        later[ended] = index.passed.count_le(group, until) - index.passed.count_lt(group, fe[ended])
+    later -= own_later
+    return [overlap, same_host, in_flight, later]
+
+
+def _own_run(frame, index, failed, valid, window_s, chunk_pairs: int = 1 << 20):
+    """Per failed job: its own run's jobs on its pool that overlap it, of those on its host, and later passes."""
+    nf, n = len(failed), len(frame)
+    run_pool, bound = _dense(index.pool, frame.run_id)
+    # Only the runs with a failed job matter: mark them, then sort their jobs by (pool, run).
+    marked = np.zeros(bound, dtype=bool)
+    marked[run_pool[failed]] = True
+    members = np.flatnonzero(marked[run_pool])
+    codes = run_pool[members]
+    row_bits = n.bit_length()
+    if bound.bit_length() + row_bits <= 63:
+        packed = np.sort((codes << row_bits) | members)
+        codes, members = packed >> row_bits, packed & ((1 << row_bits) - 1)
+    else:
+        order = np.argsort(codes, kind="stable")
+        codes, members = codes[order], members[order]
+    asked = np.argsort(run_pool[failed])
+    lo, hi = np.empty(nf, dtype=np.int64), np.empty(nf, dtype=np.int64)
+    lo[asked] = np.searchsorted(codes, run_pool[failed[asked]], "left")
+    hi[asked] = np.searchsorted(codes, run_pool[failed[asked]], "right")
+
+    # Sentinels instead of masks: a missing or empty interval can never satisfy the comparisons below.
+    low, high = np.iinfo(np.int64).min, _INT64_MAX
+    start, end = frame.start[members], frame.end[members]
+    usable = valid[members]
+    member_start, member_end = np.where(usable, start, high), np.where(usable, end, low)
+    member_host = np.where(frame.host[members] >= 0, frame.host[members], -1)
+    success = frame.conclusions.index("success") if "success" in frame.conclusions else -2
+    passed_start = np.where((frame.conclusion[members] == success) & (start != MISSING), start, low)
+    f_valid = valid[failed]
+    f_start, f_end = np.where(f_valid, frame.start[failed], high), np.where(f_valid, frame.end[failed], low)
+    f_host = np.where(frame.host[failed] >= 0, frame.host[failed], -2)
+    window = _window_ticks(window_s, frame.ticks_per_second)
+    ended = frame.end[failed]
+    asks = (ended != MISSING) & (window >= 0)
+    after = np.where(asks, ended, high)
+    until = np.where(asks, ended + np.minimum(max(window, 0), high - np.maximum(ended, 0)), low)
+
+    counts = [np.zeros(nf, dtype=np.int64) for _ in range(3)]
+    total = np.cumsum(hi - lo)
+    a = 0
+    while a < nf:
+        b = max(a + 1, int(np.searchsorted(total, (total[a - 1] if a else 0) + chunk_pairs, "right")))
+        lengths = hi[a:b] - lo[a:b]
+        owner, position = _explode(lo[a:b], hi[a:b])
+        overlaps = (member_start[position] < np.repeat(f_end[a:b], lengths)) & (
+            member_end[position] > np.repeat(f_start[a:b], lengths))
+        counts[0][a:b] = np.bincount(owner, overlaps, minlength=b - a)
+        on_host = overlaps & (member_host[position] == np.repeat(f_host[a:b], lengths))
+        counts[1][a:b] = np.bincount(owner, on_host, minlength=b - a)
+        passed = passed_start[position]
+        passed = (passed >= np.repeat(after[a:b], lengths)) & (passed <= np.repeat(until[a:b], lengths))
+        counts[2][a:b] = np.bincount(owner, passed, minlength=b - a)
+        a = b
+    return counts
+
+
+def _prs_in_flight(frame, index, valid, qp, qs, qe) -> np.ndarray:
+    """Distinct PRs (own included) with a job on the pool overlapping [qs, qe): components minus gaps."""
+    rows = np.flatnonzero(valid & (frame.pr >= 0))
+    if not len(rows):
+        return np.zeros(len(qp), dtype=np.int64)
+    group, bound = _dense(index.pool[rows], frame.pr[rows])
+    starts, ends = frame.start[rows], frame.end[rows]
+    low = int(starts.min()) if len(starts) else 0
+    time_bits = (int(starts.max()) - low + 1).bit_length() if len(starts) else 1
+    row_bits = max(len(rows), 1).bit_length()
+    if bound.bit_length() + time_bits + row_bits <= 63:  # sort packed keys; group and start come back out
+        packed = np.sort((((group << time_bits) | (starts - low)) << row_bits) | np.arange(len(rows)))
+        ordered, key = packed & ((1 << row_bits) - 1), packed >> row_bits
+        group, starts, ends = key >> time_bits, (key & ((1 << time_bits) - 1)) + low, ends[ordered]
+    else:
+        ordered = np.lexsort((starts, group))
+        group, starts, ends = group[ordered], starts[ordered], ends[ordered]
+    seg_first, seg_end = _segments(group)
+    segment = np.repeat(np.arange(len(seg_first)), seg_end - seg_first)
+    running = _running_max(ends, segment)
+    before = np.full(len(rows), MISSING, dtype=np.int64)  # pm: latest end among the PR's earlier jobs
+    before[1:] = running[:-1]
+    before[seg_first] = MISSING
+    first = np.flatnonzero(before < starts)  # components: a job no earlier job of the PR still covers
+    last = np.concatenate((first[1:], [len(rows)])) - 1
+    comp_a, comp_b, comp_pool = starts[first], running[last], index.pool[rows[ordered[first]]]
+    comp_group = group[first]
+    by_a = _Sorted(comp_pool, comp_a, None, index.pools, len(first))
+    by_b = _Sorted(comp_pool, comp_b, None, index.pools, len(first))
+    hits = by_a.count_lt(qp, qe) - by_b.count_le(qp, qs)
+
+    inner = np.flatnonzero(comp_group[1:] == comp_group[:-1])  # gap between components inner, inner + 1
+    gap_b, gap_a, gap_pool = comp_b[inner], comp_a[inner + 1], comp_pool[inner]
+    if not len(inner):
+        return hits
+    by_b = _Sorted(gap_pool, gap_b, np.arange(len(inner)), index.pools, len(inner))
+    lo, hi = by_b.count_le(qp, qs), by_b.count_lt(qp, qe)  # gaps with b in (s, e)
+    inside = _count_below(gap_a[by_b.rows()], lo, hi, qe)
+    return hits - inside
+
+
+def _details(index: _Index, failed: np.ndarray, window_s: float, cap: int | None):
+    """The pairs of the given failed jobs, as a Correlation, and (overlap, same-host, in-flight, later) counts."""
+    frame = index.frame
+    n, nf = len(frame), len(failed)
+    member_job = frame.member_job
+    if frame.one_pool_per_job:
+        q_rows = failed
+    else:
+        q_rows = np.flatnonzero(np.isin(member_job, failed))
+    q_job, q_pool = member_job[q_rows], index.pool[q_rows]
+    q_index = np.searchsorted(failed, q_job)
+    qs, qe = frame.start[q_job], frame.end[q_job]
+    asks = (qs != MISSING) & (qe != MISSING) & (qe > qs)
+
+    # Candidates started after s - (longest job on the pool) and before e.
+    earliest = qs - index.longest_per_pool()[q_pool] if len(q_pool) else qs
+    lo = np.where(asks, index.starts.count_le(q_pool, earliest), 0)
+    hi = np.where(asks, index.starts.count_lt(q_pool, qe), 0)
+    owner, position = _explode(lo, np.maximum(lo, hi))
+    jobs = member_job[index.starts.rows()[position]]
+    keep = (frame.end[jobs] > qs[owner]) & (frame.run_id[jobs] != frame.run_id[q_job[owner]])
+    owner, jobs = owner[keep], jobs[keep]
+    f = q_index[owner]
+    unique = np.unique(f * n + jobs, return_index=True)[1]  # a job sharing several pools counts once
+    owner, jobs, f = owner[unique], jobs[unique], f[unique]
+    failed_job = q_job[owner]
+    ticks = np.minimum(frame.end[failed_job], frame.end[jobs]) - np.maximum(frame.start[failed_job],
+                                                                            frame.start[jobs])
+    same_host = (frame.host[failed_job] >= 0) & (frame.host[jobs] == frame.host[failed_job])
+    order = np.lexsort((frame.job_id[jobs], -ticks, ~same_host, f))
+    f, jobs, ticks, same_host = f[order], jobs[order], ticks[order], same_host[order]
+    chosen = _first_per_group(f, cap)
+    overlap_count = np.bincount(f, minlength=nf)
+    same_host_count = np.bincount(f[same_host], minlength=nf)
+
+    prs, own = frame.pr[jobs], frame.pr[failed[f]]
+    other = (prs >= 0) & (prs != own)
+    flights = np.unique(np.stack((f[other], prs[other])), axis=1) if other.any() else np.zeros((2, 0), np.int64)
+    flight_f, flight_pr = flights[0].astype(np.int64), flights[1].astype(np.int64)
+
+    window = _window_ticks(window_s, frame.ticks_per_second)
+    ended = (qe != MISSING) & (window >= 0)
+    until = np.where(ended, qe, 0) + np.minimum(max(window, 0), _INT64_MAX - np.maximum(np.where(ended, qe, 0), 0))
+    lo = np.where(ended, index.passed.count_lt(q_pool, qe), 0)
+    hi = np.where(ended, index.passed.count_le(q_pool, until), 0)
+    owner, position = _explode(lo, np.maximum(lo, hi))
+    later = member_job[index.passed.rows()[position]]
+    keep = frame.run_id[later] != frame.run_id[q_job[owner]]
+    later_f, later = q_index[owner[keep]], later[keep]
+    unique = np.unique(later_f * n + later, return_index=True)[1]
+    later_f, later = later_f[unique], later[unique]
+    order = np.lexsort((frame.job_id[later], frame.start[later], later_f))
+    later_f, later = later_f[order], later[order]
+    later_count = np.bincount(later_f, minlength=nf)
+    picked = _first_per_group(later_f, cap)
+
+    result = Correlation(frame, failed, overlap_count, _csr(f[chosen], nf), jobs[chosen], ticks[chosen],
+                         same_host[chosen], np.bincount(flight_f, minlength=nf), _csr(flight_f, nf), flight_pr,
+                         later_count, _csr(later_f[picked], nf), later[picked], *index.baselines)
+    return result, (overlap_count, same_host_count, result.in_flight_count, later_count)
