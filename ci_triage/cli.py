@@ -189,6 +189,139 @@ class OutputFormat(StrEnum):
     json = "json"
 
 
+ConfigOption = Annotated[Path | None, typer.Option(
+    "--config", help="A ci-triage.toml to use instead of the repository's .github/ci-triage.toml.")]
+ApplyOption = Annotated[bool, typer.Option("--apply", help="Act: rerun and write the PR comment. Without it, "
+                                                          "only print the plan.")]
+
+
+def _local_config(path: Path | None) -> Any:
+    if path is None:
+        return None
+    from ci_triage.repo_config import parse_repo_config
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot read config file {path}: {exc.strerror or exc}") from None
+    return parse_repo_config(text, origin=str(path))
+
+
+@contextlib.contextmanager
+def _actor(repo: str | None, demo: bool, replay: Path | None, store: Path | None,
+           config: Path | None) -> Iterator[tuple[str, Any]]:
+    from ci_triage.act import Actor
+    from ci_triage.github.writer import GitHubWriter
+    from ci_triage.service import Triage
+
+    with _session(repo, demo, replay, store) as (repo_name, client, cache):
+        # GitHub asks integrators to space writes out; tests against the local fake may shorten it.
+        interval = float(os.environ.get("CI_TRIAGE_WRITE_INTERVAL", "1.0"))
+        with GitHubWriter(client.connection, min_write_interval_s=interval) as writer:
+            yield repo_name, Actor(Triage(client, cache, config=_local_config(config)), writer)
+
+
+def _emit_outcome(outcome: Any, fmt: OutputFormat, actions: list[str]) -> None:
+    import json
+
+    from ci_triage.core.render.actions_output import github_output, step_summary
+
+    data = outcome.as_dict()
+    if os.environ.get("GITHUB_STEP_SUMMARY") and outcome.report is not None:
+        with open(os.environ["GITHUB_STEP_SUMMARY"], "a", encoding="utf-8") as summary:
+            summary.write(step_summary(outcome.report, actions))
+    if os.environ.get("GITHUB_OUTPUT"):
+        with open(os.environ["GITHUB_OUTPUT"], "a", encoding="utf-8") as output:
+            output.write(github_output({
+                "verdicts": json.dumps(data["verdicts"]),
+                "reruns": json.dumps(data["reruns"]),
+                "reran": "true" if data["reruns"] else "false",
+                "comment": data["comment"],
+            }))
+    if fmt is OutputFormat.json:
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+        return
+    for line in actions:
+        sys.stdout.write(f"{line}\n")
+
+
+def _actions_taken(outcome: Any, applied: bool) -> list[str]:
+    lines = []
+    for plan in outcome.plans:
+        what = "rerun its failed jobs" if plan.mode == "failed" else (
+            f"rerun job(s) {', '.join(map(str, plan.job_ids))}" if plan.mode == "jobs" else "no rerun")
+        lines.append(f"run {plan.run_id} attempt {plan.attempt}: {what}" + ("" if applied else " (plan only)"))
+        lines += [f"  {reason}" for reason in plan.reasons]
+    lines += outcome.notes
+    if applied:
+        lines.append(f"PR comment: {outcome.comment}")
+    return lines
+
+
+def _read_event(path: Path, expected: type, name: str) -> Any:
+    from ci_triage.github.events import load_event
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot read event file {path}: {exc.strerror or exc}") from None
+    parsed = load_event(text, name)
+    if not isinstance(parsed, expected):
+        raise UsageError(f"{path} holds a {name} event, not the one this command answers")
+    return parsed
+
+
+@app.command("triage")
+def triage_run(
+    run_id: Annotated[int | None, typer.Option("--run-id", help="The completed workflow run to triage.", min=1)] = None,
+    event: Annotated[Path | None, typer.Option(
+        "--event", help="A workflow_run webhook payload ($GITHUB_EVENT_PATH) naming the run, instead of --run-id.")] = None,
+    repo: RepoOption = None,
+    apply: ApplyOption = False,
+    fmt: Annotated[OutputFormat, typer.Option("--format", help="table (plain lines) or json.")] = OutputFormat.table,
+    config: ConfigOption = None,
+    demo: DemoOption = False,
+    replay: ReplayOption = None,
+    store: StoreOption = None,
+) -> None:
+    """Triage one completed workflow run (the Action's entry point); with --apply, rerun and comment."""
+    with _boundary():
+        if (run_id is None) == (event is None):
+            raise UsageError("give exactly one of --run-id and --event")
+        if event is not None:
+            from ci_triage.github.events import WorkflowRunEvent
+
+            parsed = _read_event(event, WorkflowRunEvent, "workflow_run")
+            if not parsed.is_failed_completion:
+                sys.stdout.write(f"run {parsed.run_id} {parsed.action} with conclusion {parsed.conclusion}: "
+                                 "nothing to triage\n")
+                return
+            run_id, repo = parsed.run_id, repo or parsed.repo
+        with _actor(repo, demo, replay, store, config) as (repo_name, actor):
+            outcome = actor.triage_run(repo_name, run_id, apply)
+        _emit_outcome(outcome, fmt, _actions_taken(outcome, apply))
+
+
+@app.command("bot")
+def rerun_bot(
+    event: Annotated[Path, typer.Option("--event", help="The webhook payload ($GITHUB_EVENT_PATH).")],
+    event_name: Annotated[str | None, typer.Option(
+        "--event-name", help="Default: $GITHUB_EVENT_NAME, else issue_comment.")] = None,
+    apply: Annotated[bool, typer.Option("--apply/--dry-run", help="Act (default), or only print the plan.")] = True,
+    fmt: Annotated[OutputFormat, typer.Option("--format", help="table (plain lines) or json.")] = OutputFormat.table,
+    config: ConfigOption = None,
+    store: StoreOption = None,
+) -> None:
+    """Answer a `/rerun` comment on a pull request (the rerun-bot workflow's entry point)."""
+    with _boundary():
+        from ci_triage.github.events import CommentEvent
+
+        parsed = _read_event(event, CommentEvent, event_name or os.environ.get("GITHUB_EVENT_NAME") or "issue_comment")
+        with _actor(parsed.repo, False, None, store, config) as (_, actor):
+            outcome = actor.handle_comment(parsed, apply)
+        _emit_outcome(outcome, fmt, _actions_taken(outcome, apply))
+
+
 @app.command("classify")
 def classify_files(
     files: Annotated[list[Path], typer.Argument(help="Saved job logs (as downloaded from GitHub).")],

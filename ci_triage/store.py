@@ -77,12 +77,11 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (repo, job_id)
     );
     """,
-    # 4: one claim per run attempt to rerun, so two invocations on one machine rerun once.
+    # 4: claims ("rerun:<run>:<attempt>", "sticky:<pr>"): of two invocations on one machine, one acts.
     """
-    CREATE TABLE rerun_claims (
-        repo TEXT NOT NULL, run_id INTEGER NOT NULL, attempt INTEGER NOT NULL, claimed_at TEXT NOT NULL,
-        claimant TEXT NOT NULL,
-        PRIMARY KEY (repo, run_id, attempt)
+    CREATE TABLE claims (
+        repo TEXT NOT NULL, key TEXT NOT NULL, claimed_at TEXT NOT NULL, claimant TEXT NOT NULL,
+        PRIMARY KEY (repo, key)
     );
     """,
 )
@@ -258,13 +257,13 @@ class Store:
         rows = self._db.execute(sql, (repo, repo, category, category)).fetchall()
         return [StoredFailure(*row) for row in rows]
 
-    # --- rerun claims -------------------------------------------------------------------------
-    def claim_rerun(self, repo: str, run_id: int, attempt: int, claimant: str) -> bool:
+    # --- claims -------------------------------------------------------------------------
+    def claim(self, repo: str, key: str, claimant: str) -> bool:
         """True for the first caller only: the claim and its check are one transaction."""
         try:
             self._db.execute("BEGIN IMMEDIATE")
-            cursor = self._db.execute("INSERT OR IGNORE INTO rerun_claims VALUES (?, ?, ?, ?, ?)",
-                                      (repo, run_id, attempt, _now(), claimant))
+            cursor = self._db.execute("INSERT OR IGNORE INTO claims VALUES (?, ?, ?, ?)",
+                                      (repo, key, _now(), claimant))
             self._db.execute("COMMIT")
         except sqlite3.DatabaseError as exc:
             if self._db.in_transaction:

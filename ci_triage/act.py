@@ -1,0 +1,258 @@
+"""Acting on a triage: rerun what the evidence clears, keep one sticky PR comment, answer `/rerun`.
+
+Idempotence has three guards, strongest first, because a GitHub Action keeps no disk between runs:
+1. GitHub's own state: the run's `run_attempt` caps automatic reruns, the run is re-read just
+   before a rerun (a newer attempt or a run no longer completed means someone already reran it),
+   and GitHub itself refuses to rerun a run that is running (403), which settles a race between two
+   invocations that both read "completed".
+2. The sticky comment's state records every rerun by run and attempt.
+3. The local store holds one claim per run attempt, so invocations on one machine rerun once.
+Every rerun request, refusal and comment write is recorded in the store's audit log.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+from ci_triage.core.render.comment import (
+    CommentState,
+    RerunRecord,
+    find_sticky,
+    needs_update,
+    parse_comment,
+    render_comment,
+)
+from ci_triage.core.rerun import RerunPlan, plan_reruns
+from ci_triage.errors import Forbidden, GitHubError
+from ci_triage.github.client import run_from_payload
+from ci_triage.github.events import CommentEvent, parse_rerun_command
+from ci_triage.github.writer import GitHubWriter
+from ci_triage.model import JobVerdict, PullReport, Run
+from ci_triage.service import Triage
+
+BOT_COOLDOWN = timedelta(minutes=10)
+# /rerun may go a little further than the automatic reruns: a person asked, after reading the report.
+BOT_EXTRA_RERUNS = 2
+WRITE_ROLES = frozenset({"admin", "maintain", "write"})
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass
+class Outcome:
+    """What one invocation found and did; the CLI prints it as JSON."""
+
+    repo: str
+    pr: int | None
+    run_id: int | None = None
+    plans: list[RerunPlan] = field(default_factory=list)
+    reruns: list[dict] = field(default_factory=list)  # {"run_id", "attempt", "mode", "job_ids"}
+    comment: str = "none"  # created, updated, unchanged, none
+    notes: list[str] = field(default_factory=list)
+    report: PullReport | None = None
+
+    def as_dict(self) -> dict:
+        return {
+            "repo": self.repo,
+            "pr": self.pr,
+            "run_id": self.run_id,
+            "plans": [{"run_id": p.run_id, "attempt": p.attempt, "mode": p.mode, "job_ids": list(p.job_ids),
+                       "reasons": list(p.reasons), "missing": list(p.missing)} for p in self.plans],
+            "reruns": self.reruns,
+            "comment": self.comment,
+            "notes": self.notes,
+            "verdicts": [{"job_id": v.facts.job.id, "run_id": v.facts.run.id, "name": v.facts.job.name,
+                          "verdict": v.verdict.value, "rerun_recommended": v.rerun_recommended}
+                         for v in (self.report.failed_jobs if self.report else ())],
+        }
+
+
+class Actor:
+    def __init__(self, triage: Triage, writer: GitHubWriter, clock: Callable[[], datetime] | None = None,
+                 claimant: str | None = None) -> None:
+        self.triage = triage
+        self.writer = writer
+        self.store = triage.store
+        self.clock = clock or (lambda: datetime.now(UTC))
+        self.claimant = claimant or f"{os.uname().nodename}:{os.getpid()}"
+
+    # --- the workflow_run entry point -----------------------------------------------------------
+    def triage_run(self, repo: str, run_id: int, apply: bool) -> Outcome:
+        run = run_from_payload(self.writer.run(repo, run_id))
+        outcome = Outcome(repo, None, run_id)
+        if not run.is_completed:
+            outcome.plans.append(plan_reruns(run, [], max_reruns=0))
+            return outcome
+        outcome.pr = self._pr_of(repo, run)
+        if outcome.pr is None:
+            outcome.notes.append(f"Run {run_id} belongs to no open pull request: nothing to comment on or rerun.")
+            return outcome
+        report = self.triage.report(repo, outcome.pr)
+        outcome.report = report
+        sticky, state = self._sticky(repo, outcome.pr)
+        now = _iso(self.clock())
+        state = state.observe(report, now)
+        verdicts = [v for v in report.failed_jobs if v.facts.run.id == run.id]
+        plan = self._plan(run, verdicts, state, self.triage.config.max_auto_reruns, force=False,
+                          requested_by="automatic")
+        outcome.plans.append(plan)
+        if not plan.reruns:
+            outcome.notes.extend(plan.reasons)
+        if apply:
+            state = self._apply(repo, run, plan, state, "auto", outcome)
+            self._write_sticky(repo, outcome.pr, sticky, report, state, outcome)
+        return outcome
+
+    # --- the /rerun entry point -----------------------------------------------------------------
+    def handle_comment(self, event: CommentEvent, apply: bool = True) -> Outcome:
+        repo, number = event.repo, event.issue_number
+        outcome = Outcome(repo, number)
+        command = parse_rerun_command(event.comment_body)
+        if command is None or not event.is_pull_request or event.action != "created":
+            outcome.notes.append("Not a /rerun command on a pull request: nothing to do.")
+            return outcome
+        role = "author" if event.commenter == event.issue_author else None
+        permission = self.writer.permission(repo, event.commenter)
+        maintainer = permission in WRITE_ROLES
+        if role is None and not maintainer:
+            self.store.audit(repo, "rerun_refused", f"pr:{number}", {"by": event.commenter, "permission": permission})
+            outcome.notes.append(f"@{event.commenter} may not ask for reruns on this pull request.")
+            if apply:
+                self.writer.create_comment(repo, number, (
+                    f"@{event.commenter}, thanks for looking into this. Only the pull request's author or "
+                    "someone with write access to the repository can ask ci-triage to rerun jobs, so nothing "
+                    "was rerun."))
+            return outcome
+        if command.force and not maintainer:
+            outcome.notes.append("--force is for maintainers; rerunning only the jobs whose verdict is infra_flake.")
+        force = command.force and maintainer
+        if apply:
+            self.writer.react(repo, event.comment_id, "eyes")
+        sticky, state = self._sticky(repo, number)
+        now = self.clock()
+        if state.in_cooldown(now, BOT_COOLDOWN):
+            outcome.notes.append(f"A /rerun ran less than {int(BOT_COOLDOWN.total_seconds() // 60)} minutes ago on "
+                                 "this pull request; try again after the reruns have finished.")
+            if apply:
+                self.writer.create_comment(repo, number, f"@{event.commenter}, {outcome.notes[-1]}")
+            return outcome
+        report = self.triage.report(repo, number)
+        outcome.report = report
+        state = state.observe(report, _iso(now))
+        by = f"bot:{event.commenter}"
+        for run in report.runs:
+            verdicts = [v for v in report.failed_jobs if v.facts.run.id == run.id]
+            if run.conclusion in (None, "success") and not verdicts:
+                continue
+            plan = self._plan(run, verdicts, state, self.triage.config.max_auto_reruns + BOT_EXTRA_RERUNS,
+                              force=force, requested_by="/rerun")
+            outcome.plans.append(plan)
+            if apply:
+                state = self._apply(repo, run, plan, state, by, outcome)
+        if outcome.reruns:
+            state = state.with_bot_rerun(_iso(now))
+        if apply:
+            self.writer.create_comment(repo, number, _bot_reply(event.commenter, outcome))
+            self._write_sticky(repo, number, sticky, report, state, outcome)
+        return outcome
+
+    # --- shared steps ---------------------------------------------------------------------------
+    def _pr_of(self, repo: str, run: Run) -> int | None:
+        if run.pr_numbers:
+            return run.pr_numbers[0]
+        # A fork's run names no PR: its head SHA does.
+        for pull in self.triage.client.pulls(repo, state="open"):
+            if pull["head"]["sha"] == run.head_sha:
+                return pull["number"]
+        return None
+
+    def _sticky(self, repo: str, number: int) -> tuple[dict | None, CommentState]:
+        sticky = find_sticky(self.writer.comments(repo, number))
+        state = (parse_comment(sticky["body"]) if sticky else None) or CommentState()
+        return sticky, state
+
+    def _plan(self, run: Run, verdicts: list[JobVerdict], state: CommentState, max_reruns: int, *, force: bool,
+              requested_by: str) -> RerunPlan:
+        done = [r for r in state.reruns(run.id) if r.attempt >= run.attempt]
+        if done:
+            return RerunPlan(run.id, run.attempt, "none", (), (
+                f"Attempt {run.attempt} of run {run.id} was already rerun at {done[0].at} ({done[0].by}).",))
+        return plan_reruns(run, verdicts, max_reruns=max_reruns, force=force, requested_by=requested_by)
+
+    def _apply(self, repo: str, run: Run, plan: RerunPlan, state: CommentState, by: str,
+               outcome: Outcome) -> CommentState:
+        if not plan.reruns:
+            return state
+        if not self.store.claim(repo, f"rerun:{run.id}:{run.attempt}", self.claimant):
+            outcome.notes.append(f"Attempt {run.attempt} of run {run.id} is being handled by another invocation.")
+            return state
+        current = run_from_payload(self.writer.run(repo, run.id))
+        if current.attempt != run.attempt or not current.is_completed:
+            outcome.notes.append(f"Run {run.id} was rerun meanwhile (now attempt {current.attempt}, "
+                                 f"{current.status}): not rerun again.")
+            return state
+        job_ids = plan.job_ids
+        try:
+            if plan.mode == "failed":
+                self.writer.rerun_failed_jobs(repo, run.id)
+            else:
+                # While a run is running GitHub reruns no other job of it: one job now, and the
+                # others wait for a person (the next attempt is past the automatic cap).
+                job_ids = job_ids[:1]
+                self.writer.rerun_job(repo, job_ids[0])
+                if len(plan.job_ids) > 1:
+                    outcome.notes.append(f"Reran job {job_ids[0]}; GitHub reruns no other job of run {run.id} "
+                                         "until that attempt finishes.")
+        except Forbidden as error:
+            self.store.audit(repo, "rerun_refused_by_github", f"run:{run.id}", {"attempt": run.attempt,
+                                                                                "error": error.message})
+            outcome.notes.append(f"GitHub refused the rerun of run {run.id}: {error.message}")
+            return state
+        except GitHubError as error:
+            self.store.audit(repo, "rerun_failed", f"run:{run.id}", {"attempt": run.attempt, "error": error.message})
+            raise
+        record = RerunRecord(run.id, run.attempt, tuple(job_ids), plan.mode, _iso(self.clock()), by,
+                             "; ".join(plan.reasons)[:200])
+        self.store.audit(repo, "rerun", f"run:{run.id}", {"attempt": run.attempt, "mode": plan.mode,
+                                                          "job_ids": list(job_ids), "by": by})
+        outcome.reruns.append({"run_id": run.id, "attempt": run.attempt, "mode": plan.mode, "job_ids": list(job_ids)})
+        return state.with_rerun(record)
+
+    def _write_sticky(self, repo: str, number: int, sticky: dict | None, report: PullReport, state: CommentState,
+                      outcome: Outcome) -> None:
+        body = render_comment(report, state, outcome.notes, generated_at=_iso(self.clock()))
+        if sticky is None and not self.store.claim(repo, f"sticky:{number}", self.claimant):
+            # Another invocation on this machine created it, or is creating it: edit it if it is there.
+            sticky = find_sticky(self.writer.comments(repo, number))
+            if sticky is None:
+                outcome.comment = "left to another invocation"
+                return
+        if sticky is None:
+            self.writer.create_comment(repo, number, body)
+            outcome.comment = "created"
+        elif needs_update(sticky["body"], body):
+            self.writer.update_comment(repo, sticky["id"], body)
+            outcome.comment = "updated"
+        else:
+            outcome.comment = "unchanged"
+            return
+        self.store.audit(repo, f"comment_{outcome.comment}", f"pr:{number}", {"chars": len(body)})
+
+
+def _bot_reply(commenter: str, outcome: Outcome) -> str:
+    if outcome.reruns:
+        lines = [f"@{commenter}, rerunning:"]
+        lines += [f"- run {r['run_id']} (attempt {r['attempt']}): "
+                  + ("its failed jobs" if r["mode"] == "failed" else f"job(s) {', '.join(map(str, r['job_ids']))}")
+                  for r in outcome.reruns]
+    else:
+        lines = [f"@{commenter}, nothing was rerun."]
+    reasons = [reason for plan in outcome.plans for reason in plan.reasons] + outcome.notes
+    lines += [f"- {reason}" for reason in reasons[:20]]
+    lines.append("The sticky ci-triage comment on this pull request has the evidence.")
+    return "\n".join(lines)
