@@ -183,3 +183,33 @@ def test_help_is_fast_and_lists_the_commands():
                             "print(sorted(m for m in ('github', 'httpx', 'pandas', 'numpy') if m in sys.modules))"],
                            capture_output=True, text=True)
     assert probe.stdout.strip() == "[]"
+
+
+SEED_TABLE = {66: ("eagle3", "36693", "possibly_related"), 67: ("eagle3", "35191", "possibly_related"),
+              68: ("dspark", "38527", "unrelated"), 70: ("dflash", "39403", "unrelated")}
+
+
+@pytest.mark.parametrize("pr", sorted(SEED_TABLE))
+def test_demo_evidence_is_the_seeds_argument(pr):
+    """Each failed example job carries the evidence the seed's author assembled by hand."""
+    example, port, relatedness = SEED_TABLE[pr]
+    report = json.loads(run("report", "--pr", str(pr), "--demo", "--format", "json").stdout)
+    [job] = report["failed_jobs"]
+    evidence = " | ".join(job["evidence"])
+    assert job["name"] == f"vllm-example ({example})"
+    assert (job["category"], job["captures"]["port"], job["captures"]["errno"]) == ("port_in_use", port, "-98")
+    assert "EADDRINUSE" in evidence
+    # The overlapping jobs of other PRs on the same runners.
+    others = {o["pr"] for o in job["overlapping_jobs"] if o["pr"] not in (None, pr)}
+    assert others and set(job["in_flight_prs"]) == others
+    assert any(o["same_host"] and o["pr"] not in (None, pr) for o in job["overlapping_jobs"])
+    # Died at engine start-up: ~12 minutes against ~17 for successful runs.
+    assert "Died at 12.2 min" in evidence and "take 17." in evidence
+    # Jobs that started after the queue drained passed; the same failure hit other PRs.
+    assert "after it ended passed" in evidence and "same fingerprint" in evidence
+    assert job["relatedness"] == relatedness
+    if relatedness == "unrelated":
+        assert job["related_changed_files"] == [] and "is on this job's code path" in evidence
+    else:
+        assert job["related_changed_files"] and "the failing stack never enters them" in evidence
+    assert (job["verdict"], job["rerun_recommended"]) == ("infra_flake", True)
