@@ -10,7 +10,8 @@ What "correlate" is timed as (best of --repeats, same process as the argsort):
            in-flight and later-pass counts and the per-name duration baselines; then the died-early flags;
   lists    TimelineCounts.details() for --shown failed jobs (what a report displays): the full
            overlapping-job, in-flight-PR and later-pass lists, in timeline.py's order.
-The ratio is (counts + lists) / argsort. For comparison it also times, once, the old all-lists mode
+The ratio is (counts + died-early + lists) / argsort; the load average printed next to it tells whether
+other processes shared the CPUs during the reading. For comparison it also times, once, the old all-lists mode
 (timeline_frame.correlate: every failed job's top --cap overlaps materialised), labelled as such.
 Then the peak memory (tracemalloc) of counts + lists at a quarter, half and all of --jobs, per job.
 
@@ -20,6 +21,7 @@ Then the peak memory (tracemalloc) of counts + lists at a quarter, half and all 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 import tracemalloc
@@ -129,7 +131,9 @@ def main(argv: list[str] | None = None) -> int:
           f"  ({len(lists.overlap_job):,} overlaps, {len(lists.in_flight_pr):,} PRs, {len(lists.later_job):,} passes)")
     print(f"correlate (total)                  {total_s * 1000:9.1f} ms")
     print(f"numpy argsort of the starts        {argsort_s * 1000:9.1f} ms")
-    print(f"ratio                              {total_s / argsort_s:9.2f}  (target <= 10)")
+    # The machine may be shared: the load next to the ratio says how much to trust one reading.
+    load = " ".join(f"{value:.2f}" for value in os.getloadavg())
+    print(f"ratio                              {total_s / argsort_s:9.2f}  (target <= 10; load average {load})")
     if not args.skip_old:
         began = time.perf_counter()
         old = correlate(frame, window_s=3600, cap=args.cap)

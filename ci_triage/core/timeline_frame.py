@@ -144,8 +144,11 @@ class JobFrame:
             names=tuple(names), conclusions=tuple(conclusions), jobs=jobs, runs=dict(runs))
 
     def failed_mask(self) -> np.ndarray:
-        codes = [code for code, value in enumerate(self.conclusions) if value in FAILED_CONCLUSIONS]
-        return np.isin(self.conclusion, codes)
+        mask = np.zeros(len(self.conclusion), dtype=bool)
+        for code, value in enumerate(self.conclusions):  # a few comparisons beat np.isin's sort or table
+            if value in FAILED_CONCLUSIONS:
+                mask |= self.conclusion == code
+        return mask
 
 
 @dataclass(frozen=True, eq=False)
@@ -572,7 +575,13 @@ def died_early_of(frame: JobFrame, failed: np.ndarray, baseline_name: np.ndarray
     start, end, name = frame.start[failed], frame.end[failed], frame.name[failed]
     known = (start != MISSING) & (end != MISSING)
     duration = np.where(known, end - start, 0) / frame.ticks_per_second
-    at = np.minimum(np.searchsorted(baseline_name, name), len(baseline_name) - 1)
+    first, span = int(baseline_name[0]), int(baseline_name[-1]) - int(baseline_name[0]) + 1
+    if span <= 4 * len(baseline_name) + 4096:  # a table of name codes beats a search per job
+        table = np.zeros(span, dtype=np.int64)
+        table[baseline_name - first] = np.arange(len(baseline_name))
+        at = table[np.clip(name - first, 0, span - 1)]
+    else:
+        at = np.minimum(np.searchsorted(baseline_name, name), len(baseline_name) - 1)
     found = baseline_name[at] == name
     median, spread = baseline_median_s[at], baseline_spread_s[at]
     return found & known & (baseline_samples[at] >= 2) & (duration < median * ratio) & (
@@ -591,15 +600,18 @@ def _median(values: np.ndarray) -> float:
 def _baselines(frame: JobFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """timeline.duration_baseline for every job name: median and MAD of successful, non-zero durations."""
     success = frame.conclusions.index("success") if "success" in frame.conclusions else -2
-    done = (frame.conclusion == success) & (frame.start != MISSING) & (frame.end != MISSING)
-    ticks, names = frame.end[done] - frame.start[done], frame.name[done]
-    ticks, names = ticks[ticks != 0], names[ticks != 0]  # timeline.py skips zero durations
+    duration = frame.end - frame.start  # meaningless where a time is missing: masked out below
+    # timeline.py skips zero durations.
+    done = (frame.conclusion == success) & (frame.start != MISSING) & (frame.end != MISSING) & (duration != 0)
+    ticks, names = duration[done], frame.name[done]
     low = int(ticks.min()) if len(ticks) else 0
     width = int(ticks.max()) - low + 1 if len(ticks) else 1
     first_name = int(names.min(initial=0))
     bits = width.bit_length()
-    if (int(names.max(initial=0)) - first_name + 1).bit_length() + bits <= 63:  # one sort of (name, duration)
-        key = np.sort(((names - first_name) << bits) | (ticks - low))
+    name_bits = (int(names.max(initial=0)) - first_name + 1).bit_length()
+    if name_bits + bits <= 63:  # one sort of (name, duration), in an int32 when it fits
+        key = ((names - first_name) << bits) | (ticks - low)
+        key = np.sort(key.astype(np.int32)).astype(np.int64) if name_bits + bits <= 31 else np.sort(key)
         names, ticks = (key >> bits) + first_name, (key & ((1 << bits) - 1)) + low
     else:
         order = np.lexsort((ticks, names))

@@ -206,6 +206,29 @@ def test_array_frame_counts_match_timeline_including_huge_tick_counts():
         assert all(len(shown.overlaps_of(i)[0]) == min(3, shown.overlap_count[i]) for i in range(5))
 
 
+def test_counts_equal_the_all_lists_mode_on_thousands_of_failed_jobs():
+    """Past 4096 queries the searches sort their queries first, and the packed keys hold many groups:
+    every count still equals the one correlate() gets from the pairs themselves."""
+    rng = np.random.default_rng(6)
+    for scale in (1, 2**40):  # 2**40: no packed key fits, the fallbacks run
+        columns = random_arrays(rng, 16_000, 20_000, scale)
+        columns["pool"] = rng.integers(0, 7, 16_000)
+        columns["host"] = np.where(rng.random(16_000) < 0.1, -1, columns["pool"] * 5 + rng.integers(0, 5, 16_000))
+        columns["pr"] = columns["run_id"] % 300 - 20  # PRs follow runs; some runs have none
+        known = columns["start"] != MISSING
+        columns["end"][known] = columns["start"][known] + rng.integers(-2, 400, int(known.sum())) * scale
+        frame = JobFrame.from_arrays(**columns, ticks_per_second=1e6)
+        counts = count_correlations(frame, window_s=2000 * scale / 1e6)
+        lists = correlate(frame, window_s=2000 * scale / 1e6, cap=None)
+        assert len(counts.failed) > 4096 and counts.same_host_count.max() > 1
+        assert counts.overlap_count.tolist() == lists.overlap_count.tolist()
+        assert counts.in_flight_count.tolist() == lists.in_flight_count.tolist()
+        assert counts.later_passed_count.tolist() == lists.later_passed_count.tolist()
+        owner = np.repeat(np.arange(len(lists.failed)), np.diff(lists.overlap_offsets))
+        on_host = np.bincount(owner, lists.overlap_same_host, minlength=len(lists.failed))
+        assert counts.same_host_count.tolist() == on_host.astype(np.int64).tolist()
+
+
 def test_other_prs_count_components_minus_the_gaps_inside():
     """PR 2 ran [0, 10) and [20, 30) on the pool, PR 3 ran [0, 10) and [10, 20) (touching): each counts once."""
     def job(job_id, run_id, start_min, end_min, conclusion="success"):
