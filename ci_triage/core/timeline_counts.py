@@ -377,6 +377,7 @@ def _pool_counts(frame: JobFrame, index: _Index, failed: np.ndarray, window_s: f
 
     # Overlaps on the pool.
     by_end = _Sorted(pool, end, None, index.pools, n, mask=valid)
+    by_end_high = by_end.high
     overlap = np.zeros(nf, dtype=np.int64)
     overlap[q] = index.starts.count_lt(qp, qe) - by_end.count_le(qp, qs)
     overlap -= own_overlap
@@ -402,7 +403,9 @@ def _pool_counts(frame: JobFrame, index: _Index, failed: np.ndarray, window_s: f
     same_host -= own_host
 
     in_flight = np.zeros(nf, dtype=np.int64)
-    in_flight[q] = _prs_in_flight(frame, index, valid, qp, qs, qe) - (frame.pr[failed[q]] >= 0)
+    # Valid starts are among the index's starts and valid ends among by_end's: their ranges bound the times.
+    in_flight[q] = _prs_in_flight(frame, index, valid, qp, qs, qe, index.starts.low, by_end_high) - (
+        frame.pr[failed[q]] >= 0)
 
     # Later passes on the pool.
     window = _window_ticks(window_s, frame.ticks_per_second)
@@ -508,28 +511,40 @@ def _members_by_run(frame, valid, members, member_run, runs):
             np.where(passed, start, low))
 
 
-def _components(frame, index, rows):
+def _components(frame, index, with_pr, low, high):
     """The PRs' components on their pools (see the module doc): (group, pool, a, b), by (group, a).
 
-    One sort of (group, start, end) packed into an int64 when the bits allow; then the latest end so
-    far, lifted by the group, is a single running maximum.
+    `with_pr` marks the valid rows with a PR, whose times lie in [low, high]. One sort of (pool, PR,
+    start, end) packed into an int64 when the bits allow (left-out rows get the largest key and are cut
+    off); then the latest end so far, lifted by the group, is a single running maximum.
     """
-    pool, pr = index.pool[rows], frame.pr[rows]
-    starts, ends = frame.start[rows], frame.end[rows]
-    low = int(starts.min())
-    time_bits = (int(ends.max()) - low).bit_length()  # valid rows: low <= start < end
-    pr_code, prs = _dense(pr)
-    pr_bits, pool_bits = (prs - 1).bit_length(), (index.pools - 1).bit_length()
+    time_bits = (high - low).bit_length()
+    pr_bits, pool_bits = int(frame.pr.max()).bit_length(), (index.pools - 1).bit_length()
     if pool_bits + pr_bits + 2 * time_bits <= 63:
-        group = (pool << pr_bits) | pr_code
-        packed = np.sort((((group << time_bits) | (starts - low)) << time_bits) | (ends - low))
+        key = index.pool << pr_bits
+        key |= frame.pr  # only rows with a PR (>= 0) are kept
+        key <<= time_bits
+        offset = frame.start - low
+        key |= offset
+        key <<= time_bits
+        np.subtract(frame.end, low, out=offset)
+        key |= offset
+        key[~with_pr] = _INT64_MAX
+        key.sort()
+        packed = key[:int(np.count_nonzero(with_pr))]
         mask = (1 << time_bits) - 1
         group_start = packed >> time_bits  # (group, start) and (group, end) compare like the times
-        running = np.maximum.accumulate(((group_start >> time_bits) << time_bits) | (packed & mask))
+        running = group_start >> time_bits
+        running <<= time_bits
+        running |= packed & mask
+        np.maximum.accumulate(running, out=running)
         first = np.flatnonzero(np.concatenate(([True], running[:-1] < group_start[1:])))
-        last = np.concatenate((first[1:], [len(rows)])) - 1
+        last = np.concatenate((first[1:], [len(packed)])) - 1
         comp_group = group_start[first] >> time_bits
         return comp_group, comp_group >> pr_bits, (group_start[first] & mask) + low, (running[last] & mask) + low
+    rows = np.flatnonzero(with_pr)
+    pool, pr = index.pool[rows], frame.pr[rows]
+    starts, ends = frame.start[rows], frame.end[rows]
     group, bound = _dense(pool, pr)
     ordered = np.lexsort((starts, group))
     group, starts, ends = group[ordered], starts[ordered], ends[ordered]
@@ -544,12 +559,14 @@ def _components(frame, index, rows):
     return group[first], pool[ordered[first]], starts[first], running[last]
 
 
-def _prs_in_flight(frame, index, valid, qp, qs, qe) -> np.ndarray:
-    """Distinct PRs (own included) with a job on the pool overlapping [qs, qe): components minus gaps."""
-    rows = np.flatnonzero(valid & (frame.pr >= 0))
-    if not len(rows):
+def _prs_in_flight(frame, index, valid, qp, qs, qe, low, high) -> np.ndarray:
+    """Distinct PRs (own included) with a job on the pool overlapping [qs, qe): components minus gaps.
+
+    The valid rows' times lie in [low, high]."""
+    with_pr = valid & (frame.pr >= 0)
+    if not with_pr.any():
         return np.zeros(len(qp), dtype=np.int64)
-    comp_group, comp_pool, comp_a, comp_b = _components(frame, index, rows)
+    comp_group, comp_pool, comp_a, comp_b = _components(frame, index, with_pr, low, high)
     by_a = _Sorted(comp_pool, comp_a, None, index.pools, len(comp_a))
     by_b = _Sorted(comp_pool, comp_b, None, index.pools, len(comp_a))
     hits = by_a.count_lt(qp, qe) - by_b.count_le(qp, qs)

@@ -610,9 +610,13 @@ def _baselines(frame: JobFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.
     bits = width.bit_length()
     name_bits = (int(names.max(initial=0)) - first_name + 1).bit_length()
     if name_bits + bits <= 63:  # one sort of (name, duration), in an int32 when it fits
-        key = ((names - first_name) << bits) | (ticks - low)
-        key = np.sort(key.astype(np.int32)).astype(np.int64) if name_bits + bits <= 31 else np.sort(key)
-        names, ticks = (key >> bits) + first_name, (key & ((1 << bits) - 1)) + low
+        narrow = np.int32 if name_bits + bits <= 31 else np.int64
+        key = np.subtract(names, first_name, out=np.empty(len(names), dtype=narrow), casting="unsafe")
+        key <<= bits
+        key |= np.subtract(ticks, low, out=np.empty(len(ticks), dtype=narrow), casting="unsafe")
+        key.sort()
+        names = (key >> bits).astype(np.int64) + first_name
+        ticks = (key & ((1 << bits) - 1)).astype(np.int64) + low
     else:
         order = np.lexsort((ticks, names))
         names, ticks = names[order], ticks[order]
