@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ci_triage.core.globs import path_matches  # noqa: F401 - part of this module's API
+from ci_triage.core.globs import path_matches
 from ci_triage.core.policy import Policy
 from ci_triage.core.timeline import host_of
 from ci_triage.core.rules import CATEGORIES, NEVER_RETRYABLE
@@ -29,6 +29,10 @@ from ci_triage.errors import ConfigError
 DEFAULT_PATH = ".github/ci-triage.toml"
 DEFAULT_WORKFLOWS_DIR = ".github/workflows"
 
+
+# path_matches is the config file's glob semantics; it lives in core.globs, shared with workflow filters.
+__all__ = ["JobOwnership", "OutageGuard", "RepoConfig", "default_repo_config", "infer_config", "matches_job",
+           "owned_paths", "parse_repo_config", "path_matches", "render_default_config", "runner_host"]
 
 @dataclass(frozen=True)
 class JobOwnership:

@@ -25,6 +25,7 @@ from ci_triage.errors import ConfigError
 from ci_triage.github.client import GitHubClient
 from ci_triage.model import (
     BaseComparison,
+    ChangedFile,
     Classification,
     Job,
     JobFacts,
@@ -59,7 +60,7 @@ class Context:
     repo: str
     number: int
     base_ref: str
-    changed: tuple
+    changed: tuple[ChangedFile, ...]
     neighbours: list[Job]
     runs: dict[int, Run]
     pr_of_run: dict[int, int | None]

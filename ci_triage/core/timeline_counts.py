@@ -421,7 +421,7 @@ def _pool_counts(frame: JobFrame, index: _Index, failed: np.ndarray, window_s: f
 
 def _own_run(frame, index, failed, valid, window_s, chunk_pairs: int = 1 << 20):
     """Per failed job: its own run's jobs on its pool that overlap it, of those on its host, and later passes."""
-    nf, n = len(failed), len(frame)
+    nf = len(failed)
     run_pool, bound = _dense(index.pool, frame.run_id)
     # Only the runs with a failed job matter, numbered 1..runs (0: no failed job); a job without a start
     # neither overlaps nor passes, so it is left out.

@@ -352,7 +352,6 @@ def correlate(frame: JobFrame, *, failed: Iterable[int] | np.ndarray | None = No
     `window_s` is timeline.later_jobs_passed's window; `cap` bounds the overlaps and later passes kept
     per failed job (None keeps all); `chunk_pairs` bounds the candidate pairs held at once.
     """
-    n = len(frame)
     failed = np.flatnonzero(frame.failed_mask()) if failed is None else np.unique(_int64(list(failed)))
     nf = len(failed)
     member_job, member_pool = frame.member_job, frame.member_pool

@@ -50,13 +50,14 @@ import struct
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlencode, urlsplit
 
 from ci_triage.github import payloads
 from ci_triage.github.case import API_BASE, WEB_BASE, validate_case
+from ci_triage.github.case_index import CaseIndex, created_filter, parse_time
 
 API_VERSION = "2022-11-28"
 DEFAULT_PER_PAGE = 30
@@ -107,73 +108,12 @@ def _not_found() -> _Response:
     return _Response(404, {"message": "Not Found", "documentation_url": _DOCS, "status": "404"})
 
 
-def _parse_when(text: str, end: bool) -> datetime:
-    """A date or datetime of GitHub's search syntax; a bare date at an end bound means its last second."""
-    if len(text) == 10:
-        text += "T23:59:59Z" if end else "T00:00:00Z"
-    return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(UTC)
-
-
-def created_filter(spec: str) -> Callable[[datetime], bool]:
-    """GitHub's `created` qualifier: `A..B`, `>=A`, `>A`, `<=B`, `<B`, or a single date."""
-    if ".." in spec:
-        low, high = spec.split("..", 1)
-        lo = None if low in ("", "*") else _parse_when(low, False)
-        hi = None if high in ("", "*") else _parse_when(high, True)
-        return lambda t: (lo is None or t >= lo) and (hi is None or t <= hi)
-    for op, test in ((">=", lambda t, v: t >= v), ("<=", lambda t, v: t <= v),
-                     (">", lambda t, v: t > v), ("<", lambda t, v: t < v)):
-        if spec.startswith(op):
-            value = _parse_when(spec[len(op):], op.startswith("<"))
-            return lambda t, v=value, f=test: f(t, v)
-    day_start, day_end = _parse_when(spec, False), _parse_when(spec, True)
-    return lambda t: day_start <= t <= day_end
-
-
-def _ts(value: str) -> datetime:
-    return datetime.fromisoformat(value.replace("Z", "+00:00"))
-
-
 def _error(status: int, message: str, **extra: Any) -> _Response:
     return _Response(status, {"message": message, "documentation_url": _DOCS, "status": str(status), **extra})
 
 
 # Conclusions "Re-run failed jobs" picks up (GitHub's UI: "Re-run failed jobs" includes cancelled ones).
 _RERUN_CONCLUSIONS = ("failure", "cancelled", "timed_out", "startup_failure")
-
-
-class CaseIndex:
-    """The case's payloads, indexed the ways the endpoints look them up."""
-
-    def __init__(self, case: dict[str, Any]) -> None:
-        self.case = case
-        self.repository = case["repository"]
-        self.full_name = self.repository["full_name"]
-        self.repo_id = self.repository["id"]
-        self.pulls = {p["number"]: p for p in case["pulls"]}
-        self.pull_files = {int(k): v for k, v in case["pull_files"].items()}
-        self.workflows = {w["id"]: w for w in case["workflows"]}
-        self.attempts: dict[int, dict[int, dict[str, Any]]] = {}
-        for run in case["runs"]:
-            self.attempts.setdefault(run["id"], {})[run["run_attempt"]] = run
-        self.jobs: dict[int, dict[str, Any]] = {job["id"]: job for job in case["jobs"]}
-        self.jobs_by_attempt: dict[tuple[int, int], list[dict[str, Any]]] = {}
-        for job in case["jobs"]:
-            self.jobs_by_attempt.setdefault((job["run_id"], job["run_attempt"]), []).append(job)
-        self.logs = {int(k): v for k, v in case["logs"].items()}
-        self.files = case.get("files", {})
-        # A job is a check run: its id is the check run's id.
-        self.annotations = {int(k): v for k, v in case.get("annotations", {}).items()}
-
-    def latest_runs(self) -> list[dict[str, Any]]:
-        runs = [attempts[max(attempts)] for attempts in self.attempts.values()]
-        # GitHub lists runs newest first.
-        return sorted(runs, key=lambda r: (r["created_at"], r["id"]), reverse=True)
-
-    def workflow(self, key: str) -> dict[str, Any] | None:
-        if key.isdigit():
-            return self.workflows.get(int(key))
-        return next((w for w in self.workflows.values() if w["path"].rsplit("/", 1)[-1] == key), None)
 
 
 class FakeGitHub:
@@ -560,10 +500,10 @@ class FakeGitHub:
             comments = self._comments_of(number)
             if since := (query.get("since") or [None])[0]:
                 try:
-                    after = _ts(since)
+                    after = parse_time(since)
                 except ValueError:
                     raise _error(422, "Validation Failed") from None
-                comments = [c for c in comments if _ts(c["updated_at"]) >= after]
+                comments = [c for c in comments if parse_time(c["updated_at"]) >= after]
             return self._page(comments, query, path)
         if found := re.fullmatch(r"/collaborators/([^/]+)/permission", rest):
             return self._permission(unquote(found.group(1))), {}
@@ -736,7 +676,7 @@ class FakeGitHub:
             except ValueError:
                 raise _Response(422, {"message": "Validation Failed", "documentation_url": _DOCS,
                                       "status": "422"}) from None
-            runs = [r for r in runs if keep(_ts(r["created_at"]))]
+            runs = [r for r in runs if keep(parse_time(r["created_at"]))]
         if one("exclude_pull_requests") in ("true", "1"):
             runs = [{**r, "pull_requests": []} for r in runs]
         items, headers = self._page(runs, query, path)

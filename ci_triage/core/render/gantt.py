@@ -17,7 +17,6 @@ from enum import StrEnum
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.text import Text
 
-from ci_triage.core.render.common import who as who_of_overlap
 from ci_triage.core.timeline import host_of
 from ci_triage.model import FAILED_CONCLUSIONS, Job, PullReport
 
