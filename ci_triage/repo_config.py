@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ci_triage.core.globs import path_matches
-from ci_triage.core.policy import Policy
+from ci_triage.core.policy import OutageGuard, Policy
 from ci_triage.core.timeline import host_of
 from ci_triage.core.rules import CATEGORIES, NEVER_RETRYABLE
 from ci_triage.core.timeline import GENERIC_LABELS
@@ -38,13 +38,6 @@ __all__ = ["JobOwnership", "OutageGuard", "RepoConfig", "default_repo_config", "
 class JobOwnership:
     job: str  # fnmatch pattern on the job name, e.g. "vllm-example (eagle3)" or "vllm-example (*)"
     paths: tuple[str, ...]  # path globs (gitignore-like ** supported) of the code the job exercises
-
-
-@dataclass(frozen=True)
-class OutageGuard:
-    max_failed_jobs: int = 6  # this many jobs failing the same way (same fingerprint) within window_minutes...
-    max_prs: int = 4  # ...or across this many distinct PRs -> report an outage, recommend no reruns
-    window_minutes: int = 30
 
 
 @dataclass(frozen=True)
