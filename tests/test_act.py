@@ -21,6 +21,7 @@ from ci_triage.act import Actor
 from ci_triage.core.render.comment import MARKER, find_sticky, parse_comment
 from ci_triage.errors import TriageError
 from ci_triage.github import payloads
+from ci_triage.github.case_index import CaseIndex
 from ci_triage.github.client import Connection, GitHubClient
 from ci_triage.github.events import parse_issue_comment, parse_workflow_run
 from ci_triage.github.replay import FakeGitHub
@@ -34,11 +35,7 @@ RERUN_PATH = r"/actions/(runs/\d+/rerun-failed-jobs|jobs/\d+/rerun)$"
 
 
 def latest_runs(case: dict[str, Any]) -> list[dict[str, Any]]:
-    latest: dict[int, dict[str, Any]] = {}
-    for run in case["runs"]:
-        if run["id"] not in latest or run["run_attempt"] > latest[run["id"]]["run_attempt"]:
-            latest[run["id"]] = run
-    return list(latest.values())
+    return CaseIndex(case).latest_runs()
 
 
 def pr_of_run(case: dict[str, Any], run: dict[str, Any]) -> int | None:

@@ -23,6 +23,7 @@ import pytest
 from ci_triage.demo.build import bundled_path
 from ci_triage.github.case import load_case
 from ci_triage.github.client import Connection, GitHubClient
+from ci_triage.github.case_index import CaseIndex
 from ci_triage.github.replay import FakeGitHub
 from ci_triage.model import Verdict
 from ci_triage.service import Triage
@@ -39,15 +40,7 @@ JSON_TYPE = "application/json; charset=utf-8"
 NOT_FOUND = {"message": "Not Found", "documentation_url": "https://docs.github.com/rest", "status": "404"}
 
 
-def _latest_runs() -> list[dict[str, Any]]:
-    latest: dict[int, dict[str, Any]] = {}
-    for run in CASE["runs"]:
-        if run["id"] not in latest or run["run_attempt"] > latest[run["id"]]["run_attempt"]:
-            latest[run["id"]] = run
-    return list(latest.values())
-
-
-RUNS = _latest_runs()
+RUNS = CaseIndex(CASE).latest_runs()
 PR = next(p for p in CASE["pulls"] if p["number"] == 67)
 RUN_67 = next(r for r in RUNS if r["head_sha"] == PR["head"]["sha"] and r["conclusion"] == "failure")
 JOB_67 = next(j for j in CASE["jobs"] if j["run_id"] == RUN_67["id"] and j["conclusion"] == "failure")

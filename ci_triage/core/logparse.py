@@ -46,10 +46,6 @@ _CHUNK = 1 << 20
 RawLog = str | bytes | bytearray | mmap.mmap
 
 
-def strip_ansi(text: str) -> str:
-    return _ANSI.sub("", text) if "\x1b" in text else text
-
-
 def normalise(line: str) -> tuple[str | None, str]:
     """(timestamp or None, text) of one physical line without its `\\n`: the one definition of a
     line's text, shared by the straightforward and the fast path."""

@@ -39,10 +39,6 @@ class LogBuilder:
         """Let time pass without output (a quiet stretch of a long step)."""
         self.now = max(self.now, when)
 
-    def continuation(self, text: str) -> None:
-        """Lines the runner prints without a timestamp (the rest of a multi-line message)."""
-        self.lines.extend(text.split("\n"))
-
     def begin(self, name: str, after_s: float = 0.5) -> None:
         self.now += timedelta(seconds=after_s)
         self._step_start, self._step_name = self.now, name

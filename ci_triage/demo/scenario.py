@@ -31,7 +31,6 @@ DAY = datetime(2026, 5, 12, tzinfo=UTC)
 POOL_LABEL = "linux-aarch64-a2-8"
 WORKDIR = "/home/ci/actions-runner/_work/verl-speco/verl-speco"
 SITE = "/usr/local/python3.10/lib/python3.10/site-packages"
-EXAMPLES = ("eagle3", "dflash", "dspark")
 
 EXAMPLE_WORKFLOW = ".github/workflows/npu_vllm_examples.yml"
 CPU_WORKFLOW = ".github/workflows/cpu_unit_tests.yml"
