@@ -181,9 +181,9 @@ def _peak_rss_bytes() -> int:
 
 def measure_ci_triage(log_path: Path, engine: str, repeat: int) -> dict:
     """Runs in a fresh interpreter so its peak memory is ci-triage's alone."""
-    from ci_triage.core.classify import classify
-    from ci_triage.core.matcher import matcher_for, relevant_lines
-    from ci_triage.core.rules import builtin_rules
+    from ci_triage.core.logs.classify import classify
+    from ci_triage.core.logs.matcher import matcher_for, relevant_lines
+    from ci_triage.core.logs.rules import builtin_rules
 
     rules = builtin_rules()
     matcher = matcher_for(rules, engine)
@@ -241,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import json
 
-    from ci_triage.core.rules import builtin_rules
+    from ci_triage.core.logs.rules import builtin_rules
 
     if shutil.which("grep") is None:
         raise SystemExit("grep is not installed")

@@ -31,8 +31,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # runnable from a checkout
 
-from ci_triage.core.timeline_counts import count_correlations  # noqa: E402
-from ci_triage.core.timeline_frame import JobFrame, correlate  # noqa: E402
+from ci_triage.core.evidence.timeline_counts import count_correlations  # noqa: E402
+from ci_triage.core.evidence.timeline_frame import JobFrame, correlate  # noqa: E402
 
 POOLS, HOSTS_PER_POOL, RUNNERS_PER_HOST = 20, 50, 2
 JOBS_PER_RUN, RUNS_PER_PR = 8, 3

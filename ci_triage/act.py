@@ -25,10 +25,10 @@ from ci_triage.core.render.comment import (
     parse_comment,
     render_comment,
 )
-from ci_triage.core.rerun import RerunPlan, plan_reruns
+from ci_triage.core.decide.rerun import RerunPlan, plan_reruns
 from ci_triage.errors import Forbidden, GitHubError
 from ci_triage.github.client import run_from_payload
-from ci_triage.github.events import CommentEvent, parse_rerun_command
+from ci_triage.core.github.events import CommentEvent, parse_rerun_command
 from ci_triage.github.writer import GitHubWriter
 from ci_triage.model import JobVerdict, PullReport, Run
 from ci_triage.service import Triage

@@ -96,7 +96,7 @@ def _session(repo: str | None, demo: bool, replay: Path | None, store_path: Path
     with contextlib.ExitStack() as stack:
         if demo or replay:
             from ci_triage.github.case import load_case
-            from ci_triage.github.replay import FakeGitHub
+            from ci_triage.demo.replay import FakeGitHub
 
             from ci_triage.demo.build import bundled_path
 
@@ -198,7 +198,7 @@ ApplyOption = Annotated[bool, typer.Option("--apply", help="Act: rerun and write
 def _local_config(path: Path | None) -> Any:
     if path is None:
         return None
-    from ci_triage.repo_config import parse_repo_config
+    from ci_triage.core.config.repo_config import parse_repo_config
 
     try:
         text = path.read_text(encoding="utf-8")
@@ -259,7 +259,7 @@ def _actions_taken(outcome: Any, applied: bool) -> list[str]:
 
 
 def _read_event(path: Path, expected: type, name: str) -> Any:
-    from ci_triage.github.events import load_event
+    from ci_triage.core.github.events import load_event
 
     try:
         text = path.read_text(encoding="utf-8")
@@ -289,7 +289,7 @@ def triage_run(
         if (run_id is None) == (event is None):
             raise UsageError("give exactly one of --run-id and --event")
         if event is not None:
-            from ci_triage.github.events import WorkflowRunEvent
+            from ci_triage.core.github.events import WorkflowRunEvent
 
             parsed = _read_event(event, WorkflowRunEvent, "workflow_run")
             if not parsed.is_failed_completion:
@@ -314,7 +314,7 @@ def rerun_bot(
 ) -> None:
     """Answer a `/rerun` comment on a pull request (the rerun-bot workflow's entry point)."""
     with _boundary():
-        from ci_triage.github.events import CommentEvent
+        from ci_triage.core.github.events import CommentEvent
 
         parsed = _read_event(event, CommentEvent, event_name or os.environ.get("GITHUB_EVENT_NAME") or "issue_comment")
         with _actor(parsed.repo, False, None, store, config) as (_, actor):
@@ -330,9 +330,9 @@ def classify_files(
 ) -> None:
     """Classify saved job logs offline: root-cause line, category, captures and fingerprint."""
     with _boundary():
-        from ci_triage.core.classify import classify
-        from ci_triage.core.matcher import relevant_lines
-        from ci_triage.core.rules import builtin_rules
+        from ci_triage.core.logs.classify import classify
+        from ci_triage.core.logs.matcher import relevant_lines
+        from ci_triage.core.logs.rules import builtin_rules
 
         rule_set = _load_rules(rules) if rules else builtin_rules()
         results = []
@@ -378,7 +378,7 @@ def clusters(
     """Group the stored failures by fingerprint (default: the unknown ones), with counts and PRs."""
     with _boundary():
         from ci_triage.config import default_store_path
-        from ci_triage.core.clusters import cluster
+        from ci_triage.core.logs.clusters import cluster
         from ci_triage.store import Store
 
         with Store(store or default_store_path()) as cache:
@@ -402,7 +402,7 @@ def clusters(
 
 
 def _load_rules(file: Path) -> Any:
-    from ci_triage.core.rules import parse_rules
+    from ci_triage.core.logs.rules import parse_rules
 
     try:
         text = file.read_text(encoding="utf-8")
@@ -422,9 +422,9 @@ def rules_explain(
         from rich.table import Table
         from rich.text import Text
 
-        from ci_triage.core.classify import classify, find_matches
-        from ci_triage.core.logparse import parse_log
-        from ci_triage.core.rules import builtin_rules
+        from ci_triage.core.logs.classify import classify, find_matches
+        from ci_triage.core.logs.logparse import parse_log
+        from ci_triage.core.logs.rules import builtin_rules
 
         rule_set = _load_rules(rules) if rules else builtin_rules()
         try:
@@ -457,7 +457,7 @@ def rules_check(
 ) -> None:
     """Validate a rule file and run every rule's examples and near misses."""
     with _boundary():
-        from ci_triage.core.rules import builtin_rules, check_examples
+        from ci_triage.core.logs.rules import builtin_rules, check_examples
 
         rule_set = builtin_rules() if file is None else _load_rules(file)
         problems = check_examples(rule_set)

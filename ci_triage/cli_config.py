@@ -1,4 +1,4 @@
-"""`ci-triage config check|init`: the shell around ci_triage/repo_config.py (which is pure).
+"""`ci-triage config check|init`: the shell around ci_triage/core/config/repo_config.py (which is pure).
 
 Reads and writes files, nothing more; errors go through the CLI's one output boundary so they are
 one line on stderr with a stable exit code (2 for an invalid config or a bad argument).
@@ -43,7 +43,7 @@ def check(
 ) -> None:
     """Validate a config file: exit 0 if it is valid, 2 with the key and the problem if not."""
     from ci_triage.cli import _boundary
-    from ci_triage.repo_config import DEFAULT_PATH, parse_repo_config
+    from ci_triage.core.config.repo_config import DEFAULT_PATH, parse_repo_config
 
     with _boundary():
         path = file or Path(DEFAULT_PATH)
@@ -73,7 +73,7 @@ def init(
     """Write a commented config to start from, inferred from the repository's workflow files."""
     from ci_triage.cli import _boundary
     from ci_triage.errors import UsageError
-    from ci_triage.repo_config import DEFAULT_WORKFLOWS_DIR, analyse_workflows, infer_config
+    from ci_triage.core.config.repo_config import DEFAULT_WORKFLOWS_DIR, analyse_workflows, infer_config
 
     with _boundary():
         directory = workflows or Path(DEFAULT_WORKFLOWS_DIR)

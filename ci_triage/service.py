@@ -13,14 +13,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import timedelta
 
-from ci_triage.core import timeline
-from ci_triage.core.annotations import classify_annotations
-from ci_triage.core.classify import classify, focus_on_test
-from ci_triage.core.matcher import relevant_lines
-from ci_triage.core.neighbours import neighbour_hints
-from ci_triage.core.policy import decide
-from ci_triage.core.relate import relate
-from ci_triage.core.rules import RuleSet, builtin_rules, merge_rule_sets, parse_rules
+from ci_triage.core.evidence import timeline
+from ci_triage.core.logs.annotations import classify_annotations
+from ci_triage.core.logs.classify import classify, focus_on_test
+from ci_triage.core.logs.matcher import relevant_lines
+from ci_triage.core.evidence.neighbours import neighbour_hints
+from ci_triage.core.decide.policy import decide
+from ci_triage.core.evidence.relate import relate
+from ci_triage.core.logs.rules import RuleSet, builtin_rules, merge_rule_sets, parse_rules
 from ci_triage.errors import ConfigError
 from ci_triage.github.client import GitHubClient
 from ci_triage.model import (
@@ -35,9 +35,9 @@ from ci_triage.model import (
     Run,
     SimilarFailure,
 )
-from ci_triage.repo_config import RepoConfig, default_repo_config, matches_job, owned_paths, parse_repo_config
+from ci_triage.core.config.repo_config import RepoConfig, default_repo_config, matches_job, owned_paths, parse_repo_config
 from ci_triage.store import Store
-from ci_triage.workflows import pull_request_paths
+from ci_triage.core.config.workflows import pull_request_paths
 
 Progress = Callable[[str, int, int], None]  # (what, done, total)
 CONFIG_PATH = ".github/ci-triage.toml"

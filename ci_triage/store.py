@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ci_triage import serialize
+from ci_triage.core import serialize
 from ci_triage.errors import StoreError
 from ci_triage.model import ChangedFile, Classification, Job, LogStatus, Run, StoredFailure
 

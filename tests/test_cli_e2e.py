@@ -130,7 +130,7 @@ def test_unreachable_api():
 
 
 def test_bad_token_is_reported_without_printing_it(demo_case):
-    from ci_triage.github.replay import FakeGitHub
+    from ci_triage.demo.replay import FakeGitHub
 
     with FakeGitHub(demo_case, token="the-right-one") as strict:
         result = run("report", "--pr", "67", "--repo", DEMO_REPO,

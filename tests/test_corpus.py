@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from ci_triage.core.classify import classify
-from ci_triage.core.logparse import parse_log
-from ci_triage.core.rules import CATEGORIES, NEVER_RETRYABLE, builtin_rules
+from ci_triage.core.logs.classify import classify
+from ci_triage.core.logs.logparse import parse_log
+from ci_triage.core.logs.rules import CATEGORIES, NEVER_RETRYABLE, builtin_rules
 from ci_triage.model import Classification
 
 CORPUS = Path(__file__).parent / "corpus"

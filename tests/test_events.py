@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ci_triage.errors import UsageError
-from ci_triage.github.events import (
+from ci_triage.core.github.events import (
     CommentEvent,
     RerunCommand,
     WorkflowRunEvent,

@@ -23,7 +23,7 @@ from ci_triage.errors import (
     Unauthorized,
     Unavailable,
 )
-from ci_triage.github.protocol import (
+from ci_triage.core.github.protocol import (
     classify_response,
     is_safe_to_retry,
     no_response,

@@ -14,9 +14,9 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ci_triage.core.policy import Policy
+from ci_triage.core.decide.policy import Policy
 from ci_triage.errors import ConfigError
-from ci_triage.repo_config import (
+from ci_triage.core.config.repo_config import (
     SCHEMA,
     JobOwnership,
     OutageGuard,

@@ -28,9 +28,9 @@ from ci_triage.errors import (
     Unavailable,
     UsageError,
 )
-from ci_triage.github import payloads
+from ci_triage.demo import payloads
 from ci_triage.github.client import Connection
-from ci_triage.github.replay import FakeGitHub
+from ci_triage.demo.replay import FakeGitHub
 from ci_triage.github.writer import GitHubWriter
 
 TOKEN = "ghs_Wr1t3rT0k3nF0rT35t5xxxxxxxxxxxxxxxxx"

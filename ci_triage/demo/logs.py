@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from ci_triage.github import payloads
+from ci_triage.demo import payloads
 
 
 def stamp(when: datetime) -> str:

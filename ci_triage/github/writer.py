@@ -35,7 +35,7 @@ import httpx
 
 from ci_triage import __version__
 from ci_triage.errors import GitHubError, NoResponse, Unavailable, UsageError
-from ci_triage.github import protocol
+from ci_triage.core.github import protocol
 from ci_triage.github.client import Connection
 
 API_VERSION = "2022-11-28"

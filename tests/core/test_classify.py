@@ -1,8 +1,8 @@
 import pytest
 
-from ci_triage.core.classify import classify, focus_on_test, repo_relative
-from ci_triage.core.logparse import parse_log
-from ci_triage.core.rules import builtin_rules, check_examples, parse_rules
+from ci_triage.core.logs.classify import classify, focus_on_test, repo_relative
+from ci_triage.core.logs.logparse import parse_log
+from ci_triage.core.logs.rules import builtin_rules, check_examples, parse_rules
 from ci_triage.errors import ConfigError
 
 STAMP = "2024-01-01T00:00:00.0000000Z "
@@ -91,7 +91,7 @@ def test_rule_examples_that_do_not_match_are_reported():
 
 
 def test_repository_rules_come_first_and_replace_builtins_of_the_same_id():
-    from ci_triage.core.rules import merge_rule_sets
+    from ci_triage.core.logs.rules import merge_rule_sets
 
     extra = parse_rules("[[rule]]\nid='our-flaky-fixture'\ncategory='network'\nretryable=true\n"
                         "patterns=['fixture server did not start']\nexamples=['fixture server did not start']\n"

@@ -1,5 +1,5 @@
-from ci_triage.core.clusters import cluster
-from ci_triage.core.fingerprint import fingerprint, normalise_with_values
+from ci_triage.core.logs.clusters import cluster
+from ci_triage.core.logs.fingerprint import fingerprint, normalise_with_values
 from ci_triage.model import StoredFailure
 
 

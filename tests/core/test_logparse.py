@@ -1,6 +1,6 @@
 from datetime import UTC, datetime
 
-from ci_triage.core.logparse import parse_log
+from ci_triage.core.logs.logparse import parse_log
 from ci_triage.model import Step
 
 

@@ -11,10 +11,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ci_triage.core.classify import classify
-from ci_triage.core.logparse import parse_log
-from ci_triage.core.matcher import relevant_lines
-from ci_triage.core.rules import builtin_rules
+from ci_triage.core.logs.classify import classify
+from ci_triage.core.logs.logparse import parse_log
+from ci_triage.core.logs.matcher import relevant_lines
+from ci_triage.core.logs.rules import builtin_rules
 
 from tests.core.test_matcher import straightforward
 

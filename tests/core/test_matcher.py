@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from ci_triage.core.classify import _MAX_LINE, _MAX_MATCHES, classify, find_matches
-from ci_triage.core.logparse import parse_log
-from ci_triage.core.matcher import CASE_PARTNERS, Matcher, matcher_for, pattern_needles, relevant_lines, rule_needles
-from ci_triage.core.rules import builtin_rules, parse_rules
+from ci_triage.core.logs.classify import _MAX_LINE, _MAX_MATCHES, classify, find_matches
+from ci_triage.core.logs.logparse import parse_log
+from ci_triage.core.logs.matcher import CASE_PARTNERS, Matcher, matcher_for, pattern_needles, relevant_lines, rule_needles
+from ci_triage.core.logs.rules import builtin_rules, parse_rules
 from ci_triage.model import RuleMatch
 
 ENGINES = ["python", pytest.param("hyperscan", marks=pytest.mark.skipif(

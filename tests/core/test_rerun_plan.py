@@ -1,6 +1,6 @@
 from dataclasses import replace
 
-from ci_triage.core.rerun import plan_reruns
+from ci_triage.core.decide.rerun import plan_reruns
 from ci_triage.model import LogStatus, Relatedness, Verdict, JobVerdict
 from tests.core.test_timeline_relate_policy import _facts, _other, judge, changed, run
 

@@ -11,9 +11,9 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ci_triage.core import timeline
-from ci_triage.core.timeline_counts import _count_below, count_correlations
-from ci_triage.core.timeline_frame import CONCLUSIONS, MISSING, JobFrame, correlate
+from ci_triage.core.evidence import timeline
+from ci_triage.core.evidence.timeline_counts import _count_below, count_correlations
+from ci_triage.core.evidence.timeline_frame import CONCLUSIONS, MISSING, JobFrame, correlate
 from ci_triage.model import Job, Run
 
 T0 = datetime(2026, 5, 12, 13, 0, tzinfo=UTC)

@@ -3,9 +3,9 @@
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
-from ci_triage.core import timeline
-from ci_triage.core.policy import OutageGuard, Policy, decide
-from ci_triage.core.relate import exercised_files, job_tokens, relate
+from ci_triage.core.evidence import timeline
+from ci_triage.core.decide.policy import OutageGuard, Policy, decide
+from ci_triage.core.evidence.relate import exercised_files, job_tokens, relate
 from ci_triage.model import (
     BaseComparison, ChangedFile, Classification, Frame, Job, JobFacts, LogStatus, RootCause, Run, SimilarFailure,
     Verdict, Relatedness,

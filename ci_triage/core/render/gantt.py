@@ -17,7 +17,7 @@ from enum import StrEnum
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.text import Text
 
-from ci_triage.core.timeline import host_of
+from ci_triage.core.evidence.timeline import host_of
 from ci_triage.model import FAILED_CONCLUSIONS, Job, PullReport
 
 OWN_COLOR = "#1f77b4"

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from ci_triage.model import JobVerdict, PullReport
-from ci_triage.serialize import iso
+from ci_triage.core.serialize import iso
 
 SCHEMA_VERSION = 1
 

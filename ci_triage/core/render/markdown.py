@@ -15,7 +15,7 @@ from ci_triage.core.render.common import (
     span,
     who,
 )
-from ci_triage.core.rules import describe_capture
+from ci_triage.core.logs.rules import describe_capture
 from ci_triage.model import JobVerdict, PullReport
 
 MAX_OVERLAPS = 8

@@ -10,8 +10,8 @@ import re
 from dataclasses import replace
 from collections.abc import Iterable, Sequence
 
-from ci_triage.core.fingerprint import fingerprint
-from ci_triage.core.rules import RuleSet
+from ci_triage.core.logs.fingerprint import fingerprint
+from ci_triage.core.logs.rules import RuleSet
 from ci_triage.model import Classification, Frame, LogLine, RootCause, RuleMatch
 
 # `  File "/path/to/file.py", line 12, in function`, as printed by Python's traceback module.
@@ -65,7 +65,7 @@ def find_matches(lines: Iterable[LogLine], rule_set: RuleSet) -> list[RuleMatch]
     whole log; any other lines go through the same per-line check, which skips a rule's regexes on
     lines that lack all of its required literals.
     """
-    from ci_triage.core.matcher import RelevantLines, matcher_for  # the matcher imports this module
+    from ci_triage.core.logs.matcher import RelevantLines, matcher_for  # the matcher imports this module
 
     if isinstance(lines, RelevantLines):
         if lines.rule_set != rule_set:

@@ -32,7 +32,7 @@ from re import _parser as sre_parse
 
 import numpy as np
 
-from ci_triage.core.logparse import (
+from ci_triage.core.logs.logparse import (
     ANSI_BYTES,
     GROUP_RUN,
     LogBuffer,
@@ -44,7 +44,7 @@ from ci_triage.core.logparse import (
     parse_log,
     preceding_lines,
 )
-from ci_triage.core.rules import Rule, RuleSet
+from ci_triage.core.logs.rules import Rule, RuleSet
 from ci_triage.model import LogLine, RuleMatch, Step
 
 Needle = tuple[str, bool]  # (literal text, case-insensitive)
@@ -441,6 +441,6 @@ def relevant_lines(raw: RawLog, rule_set: RuleSet, steps: Iterable[Step] = (), e
     `classify(list(parse_log(raw, steps)), rules)`, in time and memory that grow with the log's
     size only through C-speed scans.
     """
-    from ci_triage.core.classify import _MAX_LINE, _MAX_MATCHES  # classify imports this module
+    from ci_triage.core.logs.classify import _MAX_LINE, _MAX_MATCHES  # classify imports this module
 
     return matcher_for(rule_set, engine).relevant_lines(raw, steps, _MAX_LINE, _MAX_MATCHES)

@@ -13,7 +13,7 @@ line was written. Without step timings, the `##[group]Run ...` headers give a be
 
 A log may be 100 MB or more, not valid UTF-8, or binary junk. `LogBuffer` keeps it as bytes and
 decodes a line only when it is asked for (invalid UTF-8 becomes U+FFFD), so the fast path in
-`ci_triage.core.matcher` can build LogLines for the few lines that matter (`lines_at`) instead of
+`ci_triage.core.logs.matcher` can build LogLines for the few lines that matter (`lines_at`) instead of
 one object per line. `parse_log` is the straightforward path: one LogLine per physical line, lazily.
 """
 

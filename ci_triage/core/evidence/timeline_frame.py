@@ -39,7 +39,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pandas as pd
 
-from ci_triage.core import timeline
+from ci_triage.core.evidence import timeline
 from ci_triage.model import FAILED_CONCLUSIONS, DurationBaseline, Job, OverlappingJob, Run
 
 MISSING = np.iinfo(np.int64).min  # a start or end that GitHub did not report

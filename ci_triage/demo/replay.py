@@ -55,9 +55,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlencode, urlsplit
 
-from ci_triage.github import payloads
+from ci_triage.demo import payloads
 from ci_triage.github.case import API_BASE, WEB_BASE, validate_case
-from ci_triage.github.case_index import CaseIndex, created_filter, parse_time
+from ci_triage.demo.case_index import CaseIndex, created_filter, parse_time
 
 API_VERSION = "2022-11-28"
 DEFAULT_PER_PAGE = 30

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from ci_triage.core.globs import any_match
+from ci_triage.core.evidence.globs import any_match
 from ci_triage.model import ChangedFile, Frame, Relatedness
 
 _MATRIX = re.compile(r"\(([^)]*)\)")

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ci_triage.core.timeline_frame import (
+from ci_triage.core.evidence.timeline_frame import (
     MISSING, Correlation, JobFrame, _baselines, _csr, _explode, _first_per_group, _int64, _segments,
     _window_ticks, died_early_of,
 )

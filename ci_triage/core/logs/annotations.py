@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from ci_triage.core.classify import classify
-from ci_triage.core.fingerprint import fingerprint
-from ci_triage.core.rules import RuleSet
+from ci_triage.core.logs.classify import classify
+from ci_triage.core.logs.fingerprint import fingerprint
+from ci_triage.core.logs.rules import RuleSet
 from ci_triage.model import Classification, LogLine, RootCause
 
 ANNOTATION_STEP = "(annotation)"

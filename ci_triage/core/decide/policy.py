@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ci_triage.core.rules import describe_capture
-from ci_triage.core.timeline import died_early
+from ci_triage.core.logs.rules import describe_capture
+from ci_triage.core.evidence.timeline import died_early
 from ci_triage.model import (
     Evidence,
     JobFacts,
