@@ -30,15 +30,13 @@ import mmap
 import os
 import random
 import re
+import resource
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
-
-
-import resource
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))

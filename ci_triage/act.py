@@ -17,18 +17,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-from ci_triage.core.render.comment import (
+from ci_triage.core.decide.comment_state import (
     CommentState,
     RerunRecord,
     find_sticky,
-    needs_update,
     parse_comment,
-    render_comment,
 )
 from ci_triage.core.decide.rerun import RerunPlan, plan_reruns
-from ci_triage.errors import Forbidden, GitHubError
-from ci_triage.github.client import run_from_payload
+from ci_triage.core.github.convert import run_from_payload
 from ci_triage.core.github.events import CommentEvent, parse_rerun_command
+from ci_triage.core.render.comment import needs_update, render_comment
+from ci_triage.core.timefmt import iso_seconds
+from ci_triage.errors import Forbidden, GitHubError
 from ci_triage.github.writer import GitHubWriter
 from ci_triage.model import JobVerdict, PullReport, Run
 from ci_triage.service import Triage
@@ -39,8 +39,6 @@ BOT_EXTRA_RERUNS = 2
 WRITE_ROLES = frozenset({"admin", "maintain", "write"})
 
 
-def _iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @dataclass
@@ -95,7 +93,7 @@ class Actor:
         report = self.triage.report(repo, outcome.pr)
         outcome.report = report
         sticky, state = self._sticky(repo, outcome.pr)
-        now = _iso(self.clock())
+        now = iso_seconds(self.clock())
         state = state.observe(report, now)
         verdicts = [v for v in report.failed_jobs if v.facts.run.id == run.id]
         plan = self._plan(run, verdicts, state, self.triage.config.max_auto_reruns, force=False,
@@ -143,7 +141,7 @@ class Actor:
             return outcome
         report = self.triage.report(repo, number)
         outcome.report = report
-        state = state.observe(report, _iso(now))
+        state = state.observe(report, iso_seconds(now))
         by = f"bot:{event.commenter}"
         for run in report.runs:
             verdicts = [v for v in report.failed_jobs if v.facts.run.id == run.id]
@@ -155,7 +153,7 @@ class Actor:
             if apply:
                 state = self._apply(repo, run, plan, state, by, outcome)
         if outcome.reruns:
-            state = state.with_bot_rerun(_iso(now))
+            state = state.with_bot_rerun(iso_seconds(now))
         if apply:
             self.writer.create_comment(repo, number, _bot_reply(event.commenter, outcome))
             self._write_sticky(repo, number, sticky, report, state, outcome)
@@ -216,7 +214,7 @@ class Actor:
         except GitHubError as error:
             self.store.audit(repo, "rerun_failed", f"run:{run.id}", {"attempt": run.attempt, "error": error.message})
             raise
-        record = RerunRecord(run.id, run.attempt, tuple(job_ids), plan.mode, _iso(self.clock()), by,
+        record = RerunRecord(run.id, run.attempt, tuple(job_ids), plan.mode, iso_seconds(self.clock()), by,
                              "; ".join(plan.reasons)[:200])
         self.store.audit(repo, "rerun", f"run:{run.id}", {"attempt": run.attempt, "mode": plan.mode,
                                                           "job_ids": list(job_ids), "by": by})
@@ -225,7 +223,7 @@ class Actor:
 
     def _write_sticky(self, repo: str, number: int, sticky: dict | None, report: PullReport, state: CommentState,
                       outcome: Outcome) -> None:
-        body = render_comment(report, state, outcome.notes, generated_at=_iso(self.clock()))
+        body = render_comment(report, state, outcome.notes, generated_at=iso_seconds(self.clock()))
         if sticky is None and not self.store.claim(repo, f"sticky:{number}", self.claimant):
             # Another invocation on this machine created it, or is creating it: edit it if it is there.
             sticky = find_sticky(self.writer.comments(repo, number))

@@ -87,7 +87,12 @@ def _progress(enabled: bool) -> Iterator[Callable[[str, int, int], None]]:
 def _session(repo: str | None, demo: bool, replay: Path | None, store_path: Path | None,
              recorder: Callable[[str, Any], None] | None = None) -> Iterator[tuple[str, Any, Any]]:
     """(repo, client, store) for live use, or for the local fake serving a case: the same code path."""
-    from ci_triage.config import default_store_path, resolve_api_url, resolve_repo, resolve_token
+    from ci_triage.config import (
+        default_store_path,
+        resolve_api_url,
+        resolve_repo,
+        resolve_token,
+    )
     from ci_triage.github.client import Connection, GitHubClient
     from ci_triage.store import Store
 
@@ -95,10 +100,9 @@ def _session(repo: str | None, demo: bool, replay: Path | None, store_path: Path
         raise UsageError("--demo and --replay cannot be combined")
     with contextlib.ExitStack() as stack:
         if demo or replay:
-            from ci_triage.github.case import load_case
-            from ci_triage.demo.replay import FakeGitHub
-
             from ci_triage.demo.build import bundled_path
+            from ci_triage.demo.replay import FakeGitHub
+            from ci_triage.github.case import load_case
 
             case = load_case(replay or bundled_path())
             fake = stack.enter_context(FakeGitHub(case))
@@ -472,6 +476,8 @@ def main() -> None:
     app()
 
 from ci_triage.cli_timeline import register as _register_timeline  # noqa: E402 - registers `timeline`
+
 _register_timeline(app)
 from ci_triage.cli_config import register as _register_config  # noqa: E402 - registers `config`
+
 _register_config(app)

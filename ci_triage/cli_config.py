@@ -72,8 +72,12 @@ def init(
 ) -> None:
     """Write a commented config to start from, inferred from the repository's workflow files."""
     from ci_triage.cli import _boundary
+    from ci_triage.core.config.repo_config import (
+        DEFAULT_WORKFLOWS_DIR,
+        analyse_workflows,
+        infer_config,
+    )
     from ci_triage.errors import UsageError
-    from ci_triage.core.config.repo_config import DEFAULT_WORKFLOWS_DIR, analyse_workflows, infer_config
 
     with _boundary():
         directory = workflows or Path(DEFAULT_WORKFLOWS_DIR)

@@ -13,14 +13,28 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import timedelta
 
+from ci_triage.core.categories import NEVER_RETRYABLE
+from ci_triage.core.config.repo_config import (
+    RepoConfig,
+    default_repo_config,
+    matches_job,
+    owned_paths,
+    parse_repo_config,
+)
+from ci_triage.core.config.workflows import pull_request_paths
+from ci_triage.core.decide.policy import decide
 from ci_triage.core.evidence import timeline
+from ci_triage.core.evidence.neighbours import neighbour_hints
+from ci_triage.core.evidence.relate import relate
 from ci_triage.core.logs.annotations import classify_annotations
 from ci_triage.core.logs.classify import classify, focus_on_test
 from ci_triage.core.logs.matcher import relevant_lines
-from ci_triage.core.evidence.neighbours import neighbour_hints
-from ci_triage.core.decide.policy import decide
-from ci_triage.core.evidence.relate import relate
-from ci_triage.core.logs.rules import RuleSet, builtin_rules, merge_rule_sets, parse_rules
+from ci_triage.core.logs.rules import (
+    RuleSet,
+    builtin_rules,
+    merge_rule_sets,
+    parse_rules,
+)
 from ci_triage.errors import ConfigError
 from ci_triage.github.client import GitHubClient
 from ci_triage.model import (
@@ -35,9 +49,7 @@ from ci_triage.model import (
     Run,
     SimilarFailure,
 )
-from ci_triage.core.config.repo_config import RepoConfig, default_repo_config, matches_job, owned_paths, parse_repo_config
 from ci_triage.store import Store
-from ci_triage.core.config.workflows import pull_request_paths
 
 Progress = Callable[[str, int, int], None]  # (what, done, total)
 CONFIG_PATH = ".github/ci-triage.toml"
@@ -206,7 +218,7 @@ class Triage:
             baseline = timeline.duration_baseline(job.name, baseline_jobs + self._successful_jobs(ctx.repo, run))
         in_flight = tuple(sorted({o.pr for o in overlapping if o.pr is not None and o.pr != ctx.number}))
         base = None
-        if classification.category in ("test_failure", "import_error"):
+        if classification.category in NEVER_RETRYABLE:
             base = self._base_comparison(ctx.repo, ctx.base_ref, run, job)
             new_failures = [t for t in classification.failed_tests if base and t not in base.failed_tests]
             if base and base.failed_tests and new_failures:

@@ -17,8 +17,16 @@ from pathlib import Path
 from typing import Any
 
 from ci_triage.core import serialize
+from ci_triage.core.timefmt import iso
 from ci_triage.errors import StoreError
-from ci_triage.model import ChangedFile, Classification, Job, LogStatus, Run, StoredFailure
+from ci_triage.model import (
+    ChangedFile,
+    Classification,
+    Job,
+    LogStatus,
+    Run,
+    StoredFailure,
+)
 
 # Each entry moves the schema from version i to i + 1. Never edit one that has shipped; append.
 MIGRATIONS: tuple[str, ...] = (
@@ -177,7 +185,7 @@ class Store:
             statements.append((
                 "INSERT OR REPLACE INTO jobs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (repo, job.id, job.run_id, job.run_attempt, job.name, job.status, job.conclusion,
-                 serialize.iso(job.started_at), serialize.iso(job.completed_at), job.runner_name,
+                 iso(job.started_at), iso(job.completed_at), job.runner_name,
                  json.dumps(list(job.labels)), json.dumps(serialize.dump(job)), now),
             ))
             statements.append(("DELETE FROM steps WHERE repo = ? AND job_id = ?", (repo, job.id)))
@@ -185,7 +193,7 @@ class Store:
                 statements.append((
                     "INSERT INTO steps VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     (repo, job.id, step.number, step.name, step.status, step.conclusion,
-                     serialize.iso(step.started_at), serialize.iso(step.completed_at)),
+                     iso(step.started_at), iso(step.completed_at)),
                 ))
         if run.is_completed:
             statements.append(("INSERT OR IGNORE INTO job_sets VALUES (?, ?, ?)", (repo, run.id, run.attempt)))
@@ -247,7 +255,7 @@ class Store:
         self._write([(
             "INSERT OR REPLACE INTO failures VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (repo, job.id, job.run_id, pr, job.name, job.workflow_name, classification.category,
-             classification.rule_id, classification.fingerprint, root, serialize.iso(job.completed_at), job.html_url),
+             classification.rule_id, classification.fingerprint, root, iso(job.completed_at), job.html_url),
         )])
 
     def failures(self, repo: str | None = None, category: str | None = None) -> list[StoredFailure]:

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from ci_triage.demo.build import bundled_path
+from ci_triage.demo.replay import FakeGitHub
 from ci_triage.github.case import load_case
 from ci_triage.github.client import Connection, GitHubClient
-from ci_triage.demo.replay import FakeGitHub
 from ci_triage.store import Store
 
 DEMO_REPO = "speco-demo/verl-speco"

@@ -18,13 +18,13 @@ from typing import Any
 import pytest
 
 from ci_triage.act import Actor
-from ci_triage.core.render.comment import MARKER, find_sticky, parse_comment
-from ci_triage.errors import TriageError
+from ci_triage.core.decide.comment_state import MARKER, find_sticky, parse_comment
+from ci_triage.core.github.events import parse_issue_comment, parse_workflow_run
 from ci_triage.demo import payloads
 from ci_triage.demo.case_index import CaseIndex
-from ci_triage.github.client import Connection, GitHubClient
-from ci_triage.core.github.events import parse_issue_comment, parse_workflow_run
 from ci_triage.demo.replay import FakeGitHub
+from ci_triage.errors import TriageError
+from ci_triage.github.client import Connection, GitHubClient
 from ci_triage.github.writer import GitHubWriter
 from ci_triage.service import Triage
 from ci_triage.store import Store

@@ -10,20 +10,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ci_triage.core.render import actions_output, markdown
-from ci_triage.core.render.comment import (
+from ci_triage.core.decide.comment_state import (
     MARKER,
     MAX_COMMENT_CHARS,
     CommentState,
     RerunRecord,
-    comment_size,
     find_sticky,
-    needs_update,
     parse_comment,
     parse_state,
-    render_comment,
     serialize_state,
 )
+from ci_triage.core.render import actions_output, markdown
+from ci_triage.core.render.comment import comment_size, needs_update, render_comment
 from ci_triage.model import (
     Classification,
     Evidence,

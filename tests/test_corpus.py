@@ -15,9 +15,10 @@ from pathlib import Path
 
 import pytest
 
+from ci_triage.core.categories import CATEGORIES, NEVER_RETRYABLE
 from ci_triage.core.logs.classify import classify
 from ci_triage.core.logs.logparse import parse_log
-from ci_triage.core.logs.rules import CATEGORIES, NEVER_RETRYABLE, builtin_rules
+from ci_triage.core.logs.rules import builtin_rules
 from ci_triage.model import Classification
 
 CORPUS = Path(__file__).parent / "corpus"

@@ -11,7 +11,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ci_triage.errors import UsageError
 from ci_triage.core.github.events import (
     CommentEvent,
     RerunCommand,
@@ -21,6 +20,7 @@ from ci_triage.core.github.events import (
     parse_rerun_command,
     parse_workflow_run,
 )
+from ci_triage.errors import UsageError
 
 EXAMPLES: dict[str, list[dict[str, Any]]] = json.loads(
     (Path(__file__).parent / "github_schemas" / "webhook-examples.json").read_text())["examples"]

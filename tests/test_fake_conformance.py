@@ -21,14 +21,19 @@ import httpx
 import pytest
 
 from ci_triage.demo.build import bundled_path
-from ci_triage.github.case import load_case
-from ci_triage.github.client import Connection, GitHubClient
 from ci_triage.demo.case_index import CaseIndex
 from ci_triage.demo.replay import FakeGitHub
+from ci_triage.github.case import load_case
+from ci_triage.github.client import Connection, GitHubClient
 from ci_triage.model import Verdict
 from ci_triage.service import Triage
 from ci_triage.store import Store
-from tests.github_schemas.validate import load_subset, match_path, validate_response, validate_schema
+from tests.github_schemas.validate import (
+    load_subset,
+    match_path,
+    validate_response,
+    validate_schema,
+)
 
 CASE = load_case(bundled_path())
 REPO = CASE["repository"]["full_name"]

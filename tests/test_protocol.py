@@ -11,6 +11,16 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from ci_triage.core.github.protocol import (
+    classify_response,
+    is_safe_to_retry,
+    no_response,
+    parse_link,
+    redact,
+    retry_delay,
+    same_origin,
+    verify_signature,
+)
 from ci_triage.errors import (
     Forbidden,
     GitHubError,
@@ -22,16 +32,6 @@ from ci_triage.errors import (
     SecondaryRateLimited,
     Unauthorized,
     Unavailable,
-)
-from ci_triage.core.github.protocol import (
-    classify_response,
-    is_safe_to_retry,
-    no_response,
-    parse_link,
-    redact,
-    retry_delay,
-    same_origin,
-    verify_signature,
 )
 
 NOW = datetime(2026, 5, 12, 13, 0, 0, tzinfo=UTC)

@@ -14,8 +14,6 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ci_triage.core.decide.policy import Policy
-from ci_triage.errors import ConfigError
 from ci_triage.core.config.repo_config import (
     SCHEMA,
     JobOwnership,
@@ -31,6 +29,8 @@ from ci_triage.core.config.repo_config import (
     render_default_config,
     runner_host,
 )
+from ci_triage.core.decide.policy import Policy
+from ci_triage.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -130,8 +130,8 @@ RUNNER_LOST = ("The self-hosted runner: linux-aarch64-a2-8-node2-r1 lost communi
 
 
 def test_runner_lost_without_a_log_is_read_from_the_annotations(demo_case, tmp_path, client, store):
-    from ci_triage.github.client import Connection, GitHubClient
     from ci_triage.demo.replay import FakeGitHub
+    from ci_triage.github.client import Connection, GitHubClient
 
     job_id = _failed_job_of_67(client, store)
     with FakeGitHub(_case_with(demo_case, job_id, log=False, annotation=RUNNER_LOST)) as lost, \
@@ -148,8 +148,8 @@ def test_runner_lost_without_a_log_is_read_from_the_annotations(demo_case, tmp_p
 
 
 def test_timed_out_job_with_a_silent_log(demo_case, tmp_path, client, store):
-    from ci_triage.github.client import Connection, GitHubClient
     from ci_triage.demo.replay import FakeGitHub
+    from ci_triage.github.client import Connection, GitHubClient
 
     job_id = _failed_job_of_67(client, store)
     case = _case_with(demo_case, job_id, log=True, annotation=None, conclusion="timed_out")

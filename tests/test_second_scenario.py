@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 
 from ci_triage.demo import logs as logtext
-from ci_triage.demo.logs import LogBuilder
 from ci_triage.demo import payloads as gh
+from ci_triage.demo.logs import LogBuilder
+from ci_triage.demo.replay import FakeGitHub
 from ci_triage.github.case import CASE_FORMAT, CASE_VERSION
 from ci_triage.github.client import Connection, GitHubClient
-from ci_triage.demo.replay import FakeGitHub
 from ci_triage.model import Relatedness, Verdict
 from ci_triage.service import Triage
 from ci_triage.store import Store

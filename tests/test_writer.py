@@ -16,6 +16,8 @@ import httpx
 import pytest
 
 from ci_triage import __version__
+from ci_triage.demo import payloads
+from ci_triage.demo.replay import FakeGitHub
 from ci_triage.errors import (
     Forbidden,
     GitHubError,
@@ -28,9 +30,7 @@ from ci_triage.errors import (
     Unavailable,
     UsageError,
 )
-from ci_triage.demo import payloads
 from ci_triage.github.client import Connection
-from ci_triage.demo.replay import FakeGitHub
 from ci_triage.github.writer import GitHubWriter
 
 TOKEN = "ghs_Wr1t3rT0k3nF0rT35t5xxxxxxxxxxxxxxxxx"

@@ -6,17 +6,8 @@ from dataclasses import asdict
 from datetime import datetime
 from typing import Any
 
+from ci_triage.core.timefmt import iso, parse_iso
 from ci_triage.model import ChangedFile, Job, Run, Step
-
-
-def iso(value: datetime | None) -> str | None:
-    return value.isoformat().replace("+00:00", "Z") if value is not None else None
-
-
-def parse_iso(value: str | None) -> datetime | None:
-    if value is None:
-        return None
-    return datetime.fromisoformat(value.replace("Z", "+00:00"))
 
 
 def _dump(value: Any) -> Any:

@@ -9,12 +9,14 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
+from ci_triage.core.timefmt import parse_iso
+
 
 def _parse_when(text: str, end: bool) -> datetime:
     """A date or datetime of GitHub's search syntax; a bare date at an end bound means its last second."""
     if len(text) == 10:
         text += "T23:59:59Z" if end else "T00:00:00Z"
-    return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(UTC)
+    return parse_iso(text).astimezone(UTC)
 
 
 def created_filter(spec: str) -> Callable[[datetime], bool]:
@@ -34,7 +36,7 @@ def created_filter(spec: str) -> Callable[[datetime], bool]:
 
 
 def parse_time(value: str) -> datetime:
-    return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    return parse_iso(value)
 
 
 

@@ -44,9 +44,9 @@ from __future__ import annotations
 import json
 import re
 import secrets
-import threading
 import socket
 import struct
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -55,11 +55,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlencode, urlsplit
 
+from ci_triage.core.github.protocol import API_VERSION
 from ci_triage.demo import payloads
-from ci_triage.github.case import API_BASE, WEB_BASE, validate_case
 from ci_triage.demo.case_index import CaseIndex, created_filter, parse_time
+from ci_triage.github.case import API_BASE, WEB_BASE, validate_case
 
-API_VERSION = "2022-11-28"
 DEFAULT_PER_PAGE = 30
 MAX_PER_PAGE = 100
 _DOCS = "https://docs.github.com/rest"

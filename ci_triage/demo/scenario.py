@@ -21,8 +21,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ci_triage.demo import logs as logtext
-from ci_triage.demo.logs import LogBuilder
 from ci_triage.demo import payloads as gh
+from ci_triage.demo.logs import LogBuilder
 from ci_triage.github.case import CASE_FORMAT, CASE_VERSION
 
 REPO = "speco-demo/verl-speco"

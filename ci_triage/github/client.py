@@ -19,17 +19,27 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from ci_triage import __version__
-from ci_triage.errors import Forbidden, GitHubError, NotFound, RateLimited, Unauthorized, Unavailable
-from ci_triage.model import ChangedFile, Job, LogStatus, PullRequest, Run, Step
+from ci_triage.core.github.convert import (
+    changed_file_from_payload,
+    job_from_payload,
+    pull_from_payload,
+    run_from_payload,
+)
+from ci_triage.core.github.protocol import API_VERSION, PER_PAGE, USER_AGENT
+from ci_triage.errors import (
+    Forbidden,
+    GitHubError,
+    NotFound,
+    RateLimited,
+    Unauthorized,
+    Unavailable,
+)
+from ci_triage.model import ChangedFile, Job, LogStatus, PullRequest, Run
 
 if TYPE_CHECKING:
     import httpx
     from github import Github
 
-API_VERSION = "2022-11-28"
-PER_PAGE = 100
-USER_AGENT = f"ci-triage/{__version__}"
 Recorder = Callable[[str, Any], None]
 
 
@@ -49,91 +59,6 @@ def _raw(obj: Any) -> dict[str, Any]:
     # PyGithub keeps the payload as received; `raw_data` would first re-fetch an object that came
     # from a list, costing a request per item.
     return obj._rawData
-
-
-def _parse(value: str | None) -> datetime | None:
-    return datetime.fromisoformat(value.replace("Z", "+00:00")) if value else None
-
-
-def pull_from_payload(data: dict[str, Any]) -> PullRequest:
-    head_repo = data["head"].get("repo")
-    return PullRequest(
-        number=data["number"],
-        title=data["title"],
-        state=data["state"],
-        author=(data.get("user") or {}).get("login", "ghost"),
-        head_sha=data["head"]["sha"],
-        head_ref=data["head"]["ref"],
-        head_repo=head_repo["full_name"] if head_repo else None,
-        base_repo=data["base"]["repo"]["full_name"],
-        base_ref=data["base"]["ref"],
-        base_sha=data["base"]["sha"],
-        html_url=data["html_url"],
-    )
-
-
-def run_from_payload(data: dict[str, Any], workflow_names: dict[int, str] | None = None) -> Run:
-    head_repo = data.get("head_repository")
-    return Run(
-        id=data["id"],
-        attempt=data.get("run_attempt") or 1,
-        workflow_id=data["workflow_id"],
-        workflow_name=data.get("name") or (workflow_names or {}).get(data["workflow_id"], ""),
-        workflow_path=data.get("path") or "",
-        event=data["event"],
-        status=data["status"],
-        conclusion=data.get("conclusion"),
-        head_sha=data["head_sha"],
-        head_branch=data.get("head_branch"),
-        head_repo=head_repo["full_name"] if head_repo else None,
-        pr_numbers=tuple(p["number"] for p in data.get("pull_requests") or ()),
-        created_at=_parse(data["created_at"]),
-        updated_at=_parse(data["updated_at"]),
-        html_url=data["html_url"],
-    )
-
-
-def job_from_payload(data: dict[str, Any]) -> Job:
-    steps = tuple(
-        Step(
-            number=s["number"],
-            name=s["name"],
-            status=s["status"],
-            conclusion=s.get("conclusion"),
-            started_at=_parse(s.get("started_at")),
-            completed_at=_parse(s.get("completed_at")),
-        )
-        for s in data.get("steps") or ()
-    )
-    return Job(
-        id=data["id"],
-        run_id=data["run_id"],
-        run_attempt=data.get("run_attempt") or 1,
-        workflow_name=data.get("workflow_name") or "",
-        name=data["name"],
-        status=data["status"],
-        conclusion=data.get("conclusion"),
-        created_at=_parse(data.get("created_at") or data["started_at"]),
-        started_at=_parse(data.get("started_at")),
-        completed_at=_parse(data.get("completed_at")),
-        runner_name=data.get("runner_name"),
-        runner_group_name=data.get("runner_group_name"),
-        labels=tuple(data.get("labels") or ()),
-        head_sha=data["head_sha"],
-        head_branch=data.get("head_branch"),
-        html_url=data.get("html_url") or "",
-        steps=steps,
-    )
-
-
-def changed_file_from_payload(data: dict[str, Any]) -> ChangedFile:
-    return ChangedFile(
-        filename=data["filename"],
-        status=data["status"],
-        additions=data.get("additions", 0),
-        deletions=data.get("deletions", 0),
-        previous_filename=data.get("previous_filename"),
-    )
 
 
 class GitHubClient:
@@ -202,9 +127,13 @@ class GitHubClient:
     @contextlib.contextmanager
     def _translate(self, what: str) -> Iterator[None]:
         """PyGithub's and requests' exceptions -> our typed errors, with GitHub's message kept."""
-        from github import BadCredentialsException, GithubException, RateLimitExceededException
-        from github import UnknownObjectException
         import requests
+        from github import (
+            BadCredentialsException,
+            GithubException,
+            RateLimitExceededException,
+            UnknownObjectException,
+        )
 
         try:
             yield

@@ -7,7 +7,13 @@ from pathlib import Path
 from typing import Any
 
 from ci_triage import __version__
-from ci_triage.github.case import CASE_FORMAT, CASE_VERSION, dump_case, normalise_urls, validate_case
+from ci_triage.github.case import (
+    CASE_FORMAT,
+    CASE_VERSION,
+    dump_case,
+    normalise_urls,
+    validate_case,
+)
 
 
 def _web_url(api_url: str) -> str:

@@ -33,14 +33,11 @@ from urllib.parse import quote
 
 import httpx
 
-from ci_triage import __version__
-from ci_triage.errors import GitHubError, NoResponse, Unavailable, UsageError
 from ci_triage.core.github import protocol
+from ci_triage.core.github.protocol import API_VERSION, PER_PAGE, USER_AGENT
+from ci_triage.errors import GitHubError, NoResponse, Unavailable, UsageError
 from ci_triage.github.client import Connection
 
-API_VERSION = "2022-11-28"
-USER_AGENT = f"ci-triage/{__version__}"
-PER_PAGE = 100
 REACTIONS = ("+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes")
 # Statuses of a run that has been (re-)queued: a rerun request was accepted.
 ACTIVE_STATUSES = ("queued", "in_progress", "waiting", "requested", "pending")

@@ -11,7 +11,16 @@ from rich.console import Console
 from ci_triage.core.evidence import timeline
 from ci_triage.core.render import gantt, markdown
 from ci_triage.model import (
-    Classification, Job, JobFacts, JobVerdict, LogStatus, PullReport, PullRequest, Relatedness, RootCause, Run,
+    Classification,
+    Job,
+    JobFacts,
+    JobVerdict,
+    LogStatus,
+    PullReport,
+    PullRequest,
+    Relatedness,
+    RootCause,
+    Run,
     Verdict,
 )
 

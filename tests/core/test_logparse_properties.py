@@ -15,7 +15,6 @@ from ci_triage.core.logs.classify import classify
 from ci_triage.core.logs.logparse import parse_log
 from ci_triage.core.logs.matcher import relevant_lines
 from ci_triage.core.logs.rules import builtin_rules
-
 from tests.core.test_matcher import straightforward
 
 ENGINES = ["python", pytest.param("hyperscan", marks=pytest.mark.skipif(

@@ -10,7 +10,14 @@ import pytest
 
 from ci_triage.core.logs.classify import _MAX_LINE, _MAX_MATCHES, classify, find_matches
 from ci_triage.core.logs.logparse import parse_log
-from ci_triage.core.logs.matcher import CASE_PARTNERS, Matcher, matcher_for, pattern_needles, relevant_lines, rule_needles
+from ci_triage.core.logs.matcher import (
+    CASE_PARTNERS,
+    Matcher,
+    matcher_for,
+    pattern_needles,
+    relevant_lines,
+    rule_needles,
+)
 from ci_triage.core.logs.rules import builtin_rules, parse_rules
 from ci_triage.model import RuleMatch
 

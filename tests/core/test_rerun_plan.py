@@ -1,8 +1,8 @@
 from dataclasses import replace
 
 from ci_triage.core.decide.rerun import plan_reruns
-from ci_triage.model import LogStatus, Relatedness, Verdict, JobVerdict
-from tests.core.test_timeline_relate_policy import _facts, _other, judge, changed, run
+from ci_triage.model import JobVerdict, LogStatus, Relatedness, Verdict
+from tests.core.test_timeline_relate_policy import _facts, _other, changed, judge, run
 
 
 def verdict_for(job_id: int, verdict: Verdict, rerun: bool = True, log: LogStatus = LogStatus.AVAILABLE) -> JobVerdict:

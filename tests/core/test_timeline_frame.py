@@ -13,7 +13,12 @@ from hypothesis import strategies as st
 
 from ci_triage.core.evidence import timeline
 from ci_triage.core.evidence.timeline_counts import _count_below, count_correlations
-from ci_triage.core.evidence.timeline_frame import CONCLUSIONS, MISSING, JobFrame, correlate
+from ci_triage.core.evidence.timeline_frame import (
+    CONCLUSIONS,
+    MISSING,
+    JobFrame,
+    correlate,
+)
 from ci_triage.model import Job, Run
 
 T0 = datetime(2026, 5, 12, 13, 0, tzinfo=UTC)

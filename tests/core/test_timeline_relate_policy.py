@@ -3,12 +3,22 @@
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
-from ci_triage.core.evidence import timeline
 from ci_triage.core.decide.policy import OutageGuard, Policy, decide
+from ci_triage.core.evidence import timeline
 from ci_triage.core.evidence.relate import exercised_files, job_tokens, relate
 from ci_triage.model import (
-    BaseComparison, ChangedFile, Classification, Frame, Job, JobFacts, LogStatus, RootCause, Run, SimilarFailure,
-    Verdict, Relatedness,
+    BaseComparison,
+    ChangedFile,
+    Classification,
+    Frame,
+    Job,
+    JobFacts,
+    LogStatus,
+    Relatedness,
+    RootCause,
+    Run,
+    SimilarFailure,
+    Verdict,
 )
 
 T0 = datetime(2026, 5, 12, 13, 0, tzinfo=UTC)

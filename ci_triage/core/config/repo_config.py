@@ -19,11 +19,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ci_triage.core.evidence.globs import path_matches
+from ci_triage.core.categories import CATEGORIES, NEVER_RETRYABLE
 from ci_triage.core.decide.policy import OutageGuard, Policy
-from ci_triage.core.evidence.timeline import host_of
-from ci_triage.core.logs.rules import CATEGORIES, NEVER_RETRYABLE
-from ci_triage.core.evidence.timeline import GENERIC_LABELS
+from ci_triage.core.evidence.globs import path_matches
+from ci_triage.core.evidence.timeline import GENERIC_LABELS, host_of
 from ci_triage.errors import ConfigError
 
 DEFAULT_PATH = ".github/ci-triage.toml"

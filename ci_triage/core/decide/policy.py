@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ci_triage.core.logs.rules import describe_capture
+from ci_triage.core.categories import NEVER_RETRYABLE, describe_capture
 from ci_triage.core.evidence.timeline import died_early
 from ci_triage.model import (
     Evidence,
@@ -18,6 +18,7 @@ from ci_triage.model import (
     Relatedness,
     Verdict,
 )
+
 
 @dataclass(frozen=True)
 class Policy:
@@ -179,7 +180,7 @@ def decide(facts: JobFacts, relation: tuple[Relatedness, tuple[str, ...]], n_cha
     evidence.append(_relatedness_evidence(relatedness, related_files, n_changed))
 
     on_base = [s for s in facts.similar_failures if s.on_base]
-    if c.category in ("test_failure", "import_error"):
+    if c.category in NEVER_RETRYABLE:
         return _decide_test_failure(facts, relatedness, evidence, verdict)
 
     retryable = c.category in policy.retryable_categories and c.retryable

@@ -46,8 +46,17 @@ import numpy as np
 import pandas as pd
 
 from ci_triage.core.evidence.timeline_frame import (
-    MISSING, Correlation, JobFrame, _baselines, _csr, _explode, _first_per_group, _int64, _segments,
-    _window_ticks, died_early_of,
+    MISSING,
+    Correlation,
+    JobFrame,
+    _baselines,
+    _csr,
+    _explode,
+    _first_per_group,
+    _int64,
+    _segments,
+    _window_ticks,
+    died_early_of,
 )
 from ci_triage.model import OverlappingJob
 

@@ -40,7 +40,13 @@ import numpy as np
 import pandas as pd
 
 from ci_triage.core.evidence import timeline
-from ci_triage.model import FAILED_CONCLUSIONS, DurationBaseline, Job, OverlappingJob, Run
+from ci_triage.model import (
+    FAILED_CONCLUSIONS,
+    DurationBaseline,
+    Job,
+    OverlappingJob,
+    Run,
+)
 
 MISSING = np.iinfo(np.int64).min  # a start or end that GitHub did not report
 NO_CODE = -1  # no PR, no host, no conclusion

@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from ci_triage import __version__
 from ci_triage.errors import (
     Forbidden,
     GitHubError,
@@ -35,6 +36,13 @@ from ci_triage.errors import (
     Unauthorized,
     Unavailable,
 )
+
+# "API versions" (docs.github.com/en/rest/about-the-rest-api/api-versions): the version every request
+# names in `X-GitHub-Api-Version`. `per_page` is at most 100 on every list endpoint we use.
+API_VERSION = "2022-11-28"
+PER_PAGE = 100
+# GitHub asks for a User-Agent naming the application ("Getting started with the REST API").
+USER_AGENT = f"ci-triage/{__version__}"
 
 # Retry policy defaults. A wait longer than MAX_WAIT_S is not worth blocking a triage run for: the
 # caller gets RateLimited with `reset_at` and can say when to come back.

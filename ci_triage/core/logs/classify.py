@@ -7,8 +7,8 @@ first `##[error]`) and a fingerprint, so it can be clustered with others like it
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 
 from ci_triage.core.logs.fingerprint import fingerprint
 from ci_triage.core.logs.rules import RuleSet
@@ -65,7 +65,10 @@ def find_matches(lines: Iterable[LogLine], rule_set: RuleSet) -> list[RuleMatch]
     whole log; any other lines go through the same per-line check, which skips a rule's regexes on
     lines that lack all of its required literals.
     """
-    from ci_triage.core.logs.matcher import RelevantLines, matcher_for  # the matcher imports this module
+    from ci_triage.core.logs.matcher import (  # the matcher imports this module
+        RelevantLines,
+        matcher_for,
+    )
 
     if isinstance(lines, RelevantLines):
         if lines.rule_set != rule_set:

@@ -27,7 +27,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
-from re import _constants as sre  # the parser's node types; part of re since Python 3.11
+from re import (
+    _constants as sre,  # the parser's node types; part of re since Python 3.11
+)
 from re import _parser as sre_parse
 
 import numpy as np
@@ -441,6 +443,9 @@ def relevant_lines(raw: RawLog, rule_set: RuleSet, steps: Iterable[Step] = (), e
     `classify(list(parse_log(raw, steps)), rules)`, in time and memory that grow with the log's
     size only through C-speed scans.
     """
-    from ci_triage.core.logs.classify import _MAX_LINE, _MAX_MATCHES  # classify imports this module
+    from ci_triage.core.logs.classify import (  # classify imports this module
+        _MAX_LINE,
+        _MAX_MATCHES,
+    )
 
     return matcher_for(rule_set, engine).relevant_lines(raw, steps, _MAX_LINE, _MAX_MATCHES)

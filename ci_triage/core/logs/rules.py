@@ -12,33 +12,8 @@ from dataclasses import dataclass, replace
 from functools import cache
 from importlib import resources
 
+from ci_triage.core.categories import CATEGORIES, NEVER_RETRYABLE
 from ci_triage.errors import ConfigError
-
-CATEGORIES = (
-    "port_in_use",
-    "network",
-    "runner_lost",
-    "job_timeout",
-    "disk_full",
-    "container",
-    "device_error",
-    "collective_timeout",
-    "accelerator_oom",
-    "crash",
-    "import_error",
-    "test_failure",
-    "unknown",
-)
-NEVER_RETRYABLE = frozenset({"test_failure", "import_error"})
-# Symbolic names of errnos that captures report (Linux values; torch's c10d prints them negated).
-ERRNO_NAMES = {"98": "EADDRINUSE", "-98": "EADDRINUSE", "99": "EADDRNOTAVAIL", "-99": "EADDRNOTAVAIL",
-               "110": "ETIMEDOUT", "111": "ECONNREFUSED", "104": "ECONNRESET", "28": "ENOSPC"}
-
-
-def describe_capture(name: str, value: str) -> str:
-    if name == "errno" and value in ERRNO_NAMES:
-        return f"{value} ({ERRNO_NAMES[value]})"
-    return value
 
 
 @dataclass(frozen=True)

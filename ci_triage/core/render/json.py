@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ci_triage.core.timefmt import iso
 from ci_triage.model import JobVerdict, PullReport
-from ci_triage.core.serialize import iso
 
 SCHEMA_VERSION = 1
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from ci_triage.core.categories import describe_capture
 from ci_triage.core.render import gantt
 from ci_triage.core.render.common import (
     VERDICT_ICON,
@@ -15,7 +16,7 @@ from ci_triage.core.render.common import (
     span,
     who,
 )
-from ci_triage.core.logs.rules import describe_capture
+from ci_triage.core.text import clip
 from ci_triage.model import JobVerdict, PullReport
 
 MAX_OVERLAPS = 8
@@ -36,10 +37,6 @@ def code_fence(text: str) -> str:
     """A backtick fence longer than any backtick run in the text, so log text cannot close it."""
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     return "`" * max(3, longest + 1)
-
-
-def clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def job_section(verdict: JobVerdict, *, max_overlaps: int = MAX_OVERLAPS, max_evidence: int | None = None,

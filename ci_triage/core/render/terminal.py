@@ -9,8 +9,15 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from ci_triage.core.render.common import VERDICT_LABEL, clock, contract_line, minutes, rerun_text, who
-from ci_triage.core.logs.rules import describe_capture
+from ci_triage.core.categories import describe_capture
+from ci_triage.core.render.common import (
+    VERDICT_LABEL,
+    clock,
+    contract_line,
+    minutes,
+    rerun_text,
+    who,
+)
 from ci_triage.model import Job, JobVerdict, PullReport, Verdict
 
 VERDICT_STYLE = {
