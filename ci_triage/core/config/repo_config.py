@@ -1,7 +1,7 @@
 """The repository's own config file (`.github/ci-triage.toml`): parse, validate, render, infer.
 
 Pure: TOML or workflow YAML text in, values or text out; reading and writing files is the CLI's job
-(ci_triage/cli_config.py). Every key is optional and its default is the value a busy repository
+(ci_triage/cli/config.py). Every key is optional and its default is the value a busy repository
 with shared self-hosted runners wants (docs/config.md says why for each). A mistake is a
 ConfigError naming the file, the key path and the problem, so a typo never silently falls back to
 a default.

@@ -12,6 +12,8 @@ from typing import Annotated
 
 import typer
 
+from ci_triage.cli.common import boundary
+
 
 def register(app: typer.Typer) -> None:
     config_app = typer.Typer(help="Check or create the repository's config file (.github/ci-triage.toml).",
@@ -42,10 +44,9 @@ def check(
         help="Config file to check; default: .github/ci-triage.toml in the current directory.")] = None,
 ) -> None:
     """Validate a config file: exit 0 if it is valid, 2 with the key and the problem if not."""
-    from ci_triage.cli import _boundary
     from ci_triage.core.config.repo_config import DEFAULT_PATH, parse_repo_config
 
-    with _boundary():
+    with boundary():
         path = file or Path(DEFAULT_PATH)
         if file is None and not path.exists():
             # No file is a valid setup: every key has a default.
@@ -71,7 +72,6 @@ def init(
     force: Annotated[bool, typer.Option("--force", help="Overwrite the output file if it exists.")] = False,
 ) -> None:
     """Write a commented config to start from, inferred from the repository's workflow files."""
-    from ci_triage.cli import _boundary
     from ci_triage.core.config.repo_config import (
         DEFAULT_WORKFLOWS_DIR,
         analyse_workflows,
@@ -79,7 +79,7 @@ def init(
     )
     from ci_triage.errors import UsageError
 
-    with _boundary():
+    with boundary():
         directory = workflows or Path(DEFAULT_WORKFLOWS_DIR)
         if workflows is not None and not directory.is_dir():
             raise UsageError(f"no workflow directory at {directory}")

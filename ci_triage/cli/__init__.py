@@ -1,0 +1,27 @@
+"""Command line: one module per command group; each only parses arguments, calls the service, renders.
+
+Imports stay light here: `ci-triage --help` must not pay for pandas, PyGithub or hyperscan, so every
+command imports what it needs inside its body.
+"""
+
+from __future__ import annotations
+
+import typer
+
+from ci_triage.cli import act, config, logs, report, timeline
+from ci_triage.contracts.d2t_cli import app as d2t_app
+
+app = typer.Typer(
+    name="ci-triage",
+    help="Tell whether a red CI job is the PR's fault or the runner's, with the evidence.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+for group in (report, timeline, act, logs, config):
+    group.register(app)
+app.add_typer(d2t_app, name="d2t")
+
+
+def main() -> None:
+    app()

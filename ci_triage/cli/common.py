@@ -1,0 +1,218 @@
+"""What every command shares: the one output boundary, progress, the session (live or the local
+fake), the option types and the output formats. Commands live in their own modules beside this one.
+
+Results go to stdout; progress and errors to stderr. A TriageError becomes one line on stderr and its
+exit code; nothing else escapes as a traceback (set CI_TRIAGE_DEBUG=1 to see one).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from ci_triage.errors import TriageError, UsageError
+
+
+class ReportFormat(StrEnum):
+    table = "table"
+    markdown = "markdown"
+    json = "json"
+
+
+def fail(message: str, code: int) -> None:
+    sys.stderr.write(f"ci-triage: error: {message}\n")
+    raise typer.Exit(code)
+
+
+@contextlib.contextmanager
+def boundary() -> Iterator[None]:
+    """The one place errors become exit codes."""
+    try:
+        yield
+    except TriageError as error:
+        fail(error.one_line(), error.exit_code)
+    except KeyboardInterrupt:
+        fail("interrupted", 130)
+    except (typer.Exit, typer.Abort, SystemExit):
+        raise
+    except Exception as error:  # noqa: BLE001 - the boundary: a bug still gets one clear line
+        if os.environ.get("CI_TRIAGE_DEBUG"):
+            raise
+        fail(f"internal error: {type(error).__name__}: {error} (set CI_TRIAGE_DEBUG=1 for a traceback)", 70)
+
+
+def show_progress(fmt: ReportFormat) -> bool:
+    return fmt is not ReportFormat.json and sys.stderr.isatty() and not os.environ.get("CI")
+
+
+@contextlib.contextmanager
+def progress_bar(enabled: bool) -> Iterator[Callable[[str, int, int], None]]:
+    if not enabled:
+        yield lambda what, done, total: None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  console=Console(stderr=True), transient=True) as bar:
+        tasks: dict[str, Any] = {}
+
+        def update(what: str, done: int, total: int) -> None:
+            if what not in tasks:
+                tasks[what] = bar.add_task(what, total=total)
+            bar.update(tasks[what], completed=done + 1, total=total)
+
+        yield update
+
+
+@contextlib.contextmanager
+def session(repo: str | None, demo: bool, replay: Path | None, store_path: Path | None,
+             recorder: Callable[[str, Any], None] | None = None) -> Iterator[tuple[str, Any, Any]]:
+    """(repo, client, store) for live use, or for the local fake serving a case: the same code path."""
+    from ci_triage.config import (
+        default_store_path,
+        resolve_api_url,
+        resolve_repo,
+        resolve_token,
+    )
+    from ci_triage.github.client import Connection, GitHubClient
+    from ci_triage.store import Store
+
+    if demo and replay:
+        raise UsageError("--demo and --replay cannot be combined")
+    with contextlib.ExitStack() as stack:
+        if demo or replay:
+            from ci_triage.demo.build import bundled_path
+            from ci_triage.demo.replay import FakeGitHub
+            from ci_triage.github.case import load_case
+
+            case = load_case(replay or bundled_path())
+            fake = stack.enter_context(FakeGitHub(case))
+            repo = repo or case["repository"]["full_name"]
+            connection = Connection(api_url=fake.base_url, token="replay-token", retries=1, backoff_s=0.05)
+            if store_path is None:
+                # The fake's address changes every time: a throw-away store keeps stale links out
+                # of the user's real cache.
+                store_path = Path(stack.enter_context(tempfile.TemporaryDirectory())) / "store.sqlite3"
+        else:
+            repo = resolve_repo(repo)
+            connection = Connection(api_url=resolve_api_url(), token=resolve_token())
+        store = Store(store_path or default_store_path())
+        stack.callback(store.close)
+        client = GitHubClient(connection, recorder=recorder)
+        stack.callback(client.close)
+        yield repo, client, store
+
+
+RepoOption = Annotated[str | None, typer.Option("--repo", help="OWNER/NAME; default: $GITHUB_REPOSITORY.")]
+StoreOption = Annotated[Path | None, typer.Option(
+    "--store", help="SQLite cache file; default: $CI_TRIAGE_STORE or the user cache directory.")]
+DemoOption = Annotated[bool, typer.Option(
+    "--demo", help="Run offline on the bundled reconstruction of the seed scenario (a local GitHub fake).")]
+ReplayOption = Annotated[Path | None, typer.Option(
+    "--replay", help="Run offline on a case saved by `ci-triage record`.", exists=False)]
+
+
+class OutputFormat(StrEnum):
+    table = "table"
+    json = "json"
+
+
+ConfigOption = Annotated[Path | None, typer.Option(
+    "--config", help="A ci-triage.toml to use instead of the repository's .github/ci-triage.toml.")]
+ApplyOption = Annotated[bool, typer.Option("--apply", help="Act: rerun and write the PR comment. Without it, "
+                                                          "only print the plan.")]
+
+
+def local_config(path: Path | None) -> Any:
+    if path is None:
+        return None
+    from ci_triage.core.config.repo_config import parse_repo_config
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot read config file {path}: {exc.strerror or exc}") from None
+    return parse_repo_config(text, origin=str(path))
+
+
+@contextlib.contextmanager
+def actor_session(repo: str | None, demo: bool, replay: Path | None, store: Path | None,
+           config: Path | None) -> Iterator[tuple[str, Any]]:
+    from ci_triage.act import Actor
+    from ci_triage.github.writer import GitHubWriter
+    from ci_triage.service import Triage
+
+    with session(repo, demo, replay, store) as (repo_name, client, cache):
+        # GitHub asks integrators to space writes out; tests against the local fake may shorten it.
+        interval = float(os.environ.get("CI_TRIAGE_WRITE_INTERVAL", "1.0"))
+        with GitHubWriter(client.connection, min_write_interval_s=interval) as writer:
+            yield repo_name, Actor(Triage(client, cache, config=local_config(config)), writer)
+
+
+def emit_outcome(outcome: Any, fmt: OutputFormat, actions: list[str]) -> None:
+    import json
+
+    from ci_triage.core.render.actions_output import github_output, step_summary
+
+    data = outcome.as_dict()
+    if os.environ.get("GITHUB_STEP_SUMMARY") and outcome.report is not None:
+        with open(os.environ["GITHUB_STEP_SUMMARY"], "a", encoding="utf-8") as summary:
+            summary.write(step_summary(outcome.report, actions))
+    if os.environ.get("GITHUB_OUTPUT"):
+        with open(os.environ["GITHUB_OUTPUT"], "a", encoding="utf-8") as output:
+            output.write(github_output({
+                "verdicts": json.dumps(data["verdicts"]),
+                "reruns": json.dumps(data["reruns"]),
+                "reran": "true" if data["reruns"] else "false",
+                "comment": data["comment"],
+            }))
+    if fmt is OutputFormat.json:
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+        return
+    for line in actions:
+        sys.stdout.write(f"{line}\n")
+
+
+def actions_taken(outcome: Any, applied: bool) -> list[str]:
+    lines = []
+    for plan in outcome.plans:
+        what = "rerun its failed jobs" if plan.mode == "failed" else (
+            f"rerun job(s) {', '.join(map(str, plan.job_ids))}" if plan.mode == "jobs" else "no rerun")
+        lines.append(f"run {plan.run_id} attempt {plan.attempt}: {what}" + ("" if applied else " (plan only)"))
+        lines += [f"  {reason}" for reason in plan.reasons]
+    lines += outcome.notes
+    if applied:
+        lines.append(f"PR comment: {outcome.comment}")
+    return lines
+
+
+def read_event(path: Path, expected: type, name: str) -> Any:
+    from ci_triage.core.github.events import load_event
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot read event file {path}: {exc.strerror or exc}") from None
+    parsed = load_event(text, name)
+    if not isinstance(parsed, expected):
+        raise UsageError(f"{path} holds a {name} event, not the one this command answers")
+    return parsed
+
+
+def load_rules(file: Path) -> Any:
+    from ci_triage.core.logs.rules import parse_rules
+
+    try:
+        text = file.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot read rule file {file}: {exc.strerror or exc}") from None
+    return parse_rules(text, origin=str(file))
