@@ -6,39 +6,12 @@ GitHub's own payloads), every URL rewritten to the fake's address, `Link` pagina
 GitHub's 404 body, rate-limit headers. It records every request it served so tests can count them,
 and can be told to answer a request with a fault.
 
-Writes change the fake's state (never the case dict it was given), under a lock, as GitHub would:
-- POST .../actions/jobs/{id}/rerun and .../actions/runs/{id}/rerun-failed-jobs start attempt n+1 of the
-  run (status "queued", conclusion null, `previous_attempt_url` -> attempt n) and re-queue the rerun
-  jobs under new ids; jobs not rerun are carried into the new attempt unchanged. They answer 201 `{}`;
-  a run that is not completed gets 403 "This workflow is already running"; unknown ids 404.
-- Issue comments: list (a bare array, Link-paginated), create (201 + Location), update (PATCH, 200);
-  reactions to a comment (201, or 200 with the existing one when the same user already reacted so).
-- GET .../collaborators/{username}/permission from the case's optional section
-  `collaborators: {"login": "admin" | "maintain" | "write" | "triage" | "read"}`; the repository's
-  owner is admin; anyone else has read on a public repository, none on a private one. The optional
-  section `comments: {"<issue number>": [comment objects]}` seeds existing comments.
-Comments and reactions are made by `bot_login` (default github-actions[bot], GITHUB_TOKEN's user).
-
-Faults (each applies to the next `times` matching requests, in the order injected):
-- `inject(method, path_regex, status, times, headers, body)`: answer with that status instead; the
-  request is not acted on. GitHub's limits, as "Rate limits for the REST API" describes them:
-  primary:   `inject_primary_limit(method, path_regex, reset_in_s)` -> 403, x-ratelimit-remaining: 0,
-             x-ratelimit-reset: now + reset_in_s, "API rate limit exceeded for ..." (or by hand:
-             inject(m, p, 403, headers={"x-ratelimit-remaining": "0", "x-ratelimit-reset": "<epoch>"}));
-  secondary: `inject_secondary_limit(method, path_regex, retry_after_s, status=403|429)` -> "You have
-             exceeded a secondary rate limit...", with `retry-after` when retry_after_s is not None.
-  Expired logs: inject("GET", r"/actions/jobs/[0-9]+/logs$", 410) (or 404; a lost runner's job has none).
-- `inject_delay(method, path_regex, seconds, times)`: act on the request, then hold the answer back
-  `seconds` -- a client with a shorter timeout sees a timeout after the write took effect.
-- `inject_reset(method, path_regex, times, processed=False)`: close the connection (TCP reset) without
-  an answer, before acting on the request or (processed=True) after.
-`served()` records every request: host, method, path, query, status (0 when no answer was sent) and,
-for writes, the decoded JSON body.
+Writes are answered by `fake_writes.Writes`, faults by `fake_http.FaultInjection`; their docstrings
+say how each behaves.
 
 Reference: https://docs.github.com/en/rest (API version 2022-11-28); "Using pagination in the REST
 API" for Link headers; "Download job logs for a workflow run" for the 302 to a short-lived URL.
 """
-
 from __future__ import annotations
 
 import json
@@ -49,7 +22,6 @@ import struct
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -58,11 +30,20 @@ from urllib.parse import parse_qs, unquote, urlencode, urlsplit
 from ci_triage.core.github.protocol import API_VERSION
 from ci_triage.demo import payloads
 from ci_triage.demo.case_index import CaseIndex, created_filter, parse_time
+from ci_triage.demo.fake_http import (
+    DOCS,
+    Fault,
+    FaultInjection,
+    Response,
+    ServedRequest,
+    error,
+    not_found,
+)
+from ci_triage.demo.fake_writes import Writes
 from ci_triage.github.case import API_BASE, WEB_BASE, validate_case
 
 DEFAULT_PER_PAGE = 30
 MAX_PER_PAGE = 100
-_DOCS = "https://docs.github.com/rest"
 
 # Fields of the full pull request object that the list endpoint (pull-request-simple) leaves out.
 _NOT_IN_SIMPLE_PULL = (
@@ -71,52 +52,7 @@ _NOT_IN_SIMPLE_PULL = (
 )
 
 
-@dataclass(frozen=True)
-class ServedRequest:
-    host: str  # "api" or "logs"
-    method: str
-    path: str
-    query: dict[str, list[str]]
-    status: int
-    authorization: bool  # whether an Authorization header arrived (it must never reach the log host)
-    body: Any = None  # a write's JSON body as decoded (its text when it is not JSON)
-
-
-@dataclass
-class Fault:
-    """kind "status": answer matching requests with `status` (and headers/body) instead of the real
-    response; "delay": answer for real, `delay_s` late; "reset": close the connection without an answer
-    (after acting on the request when `processed`)."""
-
-    method: str
-    path_pattern: re.Pattern[str]
-    status: int
-    times: int = 1
-    headers: dict[str, str] = field(default_factory=dict)
-    body: Any = None
-    kind: str = "status"
-    delay_s: float = 0.0
-    processed: bool = False
-
-
-class _Response(Exception):
-    def __init__(self, status: int, body: Any = None, headers: dict[str, str] | None = None) -> None:
-        self.status, self.body, self.headers = status, body, headers or {}
-
-
-def _not_found() -> _Response:
-    return _Response(404, {"message": "Not Found", "documentation_url": _DOCS, "status": "404"})
-
-
-def _error(status: int, message: str, **extra: Any) -> _Response:
-    return _Response(status, {"message": message, "documentation_url": _DOCS, "status": str(status), **extra})
-
-
-# Conclusions "Re-run failed jobs" picks up (GitHub's UI: "Re-run failed jobs" includes cancelled ones).
-_RERUN_CONCLUSIONS = ("failure", "cancelled", "timed_out", "startup_failure")
-
-
-class FakeGitHub:
+class FakeGitHub(FaultInjection, Writes):
     """Serve a case on 127.0.0.1. Use as a context manager; `base_url` is the API root."""
 
     def __init__(self, case: dict[str, Any], token: str | None = None, bot_login: str = payloads.ACTIONS_BOT[0],
@@ -179,58 +115,6 @@ class FakeGitHub:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    # --- test helpers -------------------------------------------------------------------------
-    def inject(self, method: str, path_regex: str, status: int, times: int = 1,
-               headers: dict[str, str] | None = None, body: Any = None) -> None:
-        with self._lock:
-            self.faults.append(Fault(method, re.compile(path_regex), status, times, headers or {}, body))
-
-    def inject_delay(self, method: str, path_regex: str, seconds: float, times: int = 1) -> None:
-        """Act on matching requests, then hold each answer back `seconds` (a client timeout after the
-        request took effect)."""
-        with self._lock:
-            self.faults.append(Fault(method, re.compile(path_regex), 0, times, kind="delay", delay_s=seconds))
-
-    def inject_reset(self, method: str, path_regex: str, times: int = 1, processed: bool = False) -> None:
-        """Reset the connection of matching requests without answering; `processed`: act on them first."""
-        with self._lock:
-            self.faults.append(Fault(method, re.compile(path_regex), 0, times, kind="reset", processed=processed))
-
-    def inject_primary_limit(self, method: str, path_regex: str, reset_in_s: float, times: int = 1,
-                             status: int = 403) -> None:
-        """GitHub's primary limit: remaining 0 until `x-ratelimit-reset` (epoch seconds)."""
-        reset = int(datetime.now(UTC).timestamp() + reset_in_s)
-        headers = {"X-RateLimit-Limit": "5000", "X-RateLimit-Remaining": "0", "X-RateLimit-Used": "5000",
-                   "X-RateLimit-Reset": str(reset), "X-RateLimit-Resource": "core"}
-        body = {"message": "API rate limit exceeded for installation ID 12345678. If you reach out to GitHub "
-                           "Support for help, please include the request ID 0000:0000:0000:0000:0000.",
-                "documentation_url": "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api",
-                "status": str(status)}
-        self.inject(method, path_regex, status, times, headers, body)
-
-    def inject_secondary_limit(self, method: str, path_regex: str, retry_after_s: int | None = 60,
-                               times: int = 1, status: int = 403) -> None:
-        """GitHub's secondary limit, with `retry-after` unless retry_after_s is None."""
-        headers = {} if retry_after_s is None else {"Retry-After": str(retry_after_s)}
-        body = {"message": "You have exceeded a secondary rate limit. Please wait a few minutes before you "
-                           "try again. If you reach out to GitHub Support for help, please include the "
-                           "request ID 0000:0000:0000:0000:0000.",
-                "documentation_url": "https://docs.github.com/free-pro-team@latest/rest/overview/"
-                                     "rate-limits-for-the-rest-api#about-secondary-rate-limits",
-                "status": str(status)}
-        self.inject(method, path_regex, status, times, headers, body)
-
-    def served(self, host: str = "api", path_regex: str | None = None, method: str | None = None) -> list[ServedRequest]:
-        with self._lock:
-            found = list(self.requests)
-        pattern = re.compile(path_regex) if path_regex else None
-        return [r for r in found if r.host == host and (pattern is None or pattern.search(r.path))
-                and (method is None or r.method == method)]
-
-    def reset_log(self) -> None:
-        with self._lock:
-            self.requests.clear()
-
     # --- serving ------------------------------------------------------------------------------
     def _rewrite(self, payload: Any) -> bytes:
         text = json.dumps(payload)
@@ -247,14 +131,6 @@ class FakeGitHub:
             "X-RateLimit-Used": "1",
             "X-RateLimit-Resource": "core",
         }
-
-    def _fault_for(self, method: str, path: str) -> Fault | None:
-        with self._lock:
-            for fault in self.faults:
-                if fault.times > 0 and fault.method == method and fault.path_pattern.search(path):
-                    fault.times -= 1
-                    return fault
-        return None
 
     def _handler(self, host: str) -> type[BaseHTTPRequestHandler]:
         fake = self
@@ -336,15 +212,15 @@ class FakeGitHub:
             if host == "logs":
                 return self._serve_log(path, query)
             if fault is not None:
-                raise _Response(fault.status, fault.body if fault.body is not None else {
-                    "message": "Server Error" if fault.status >= 500 else "Fault", "documentation_url": _DOCS,
+                raise Response(fault.status, fault.body if fault.body is not None else {
+                    "message": "Server Error" if fault.status >= 500 else "Fault", "documentation_url": DOCS,
                 }, fault.headers)
             self._check_auth(headers)
             with self._state:
                 payload, extra = self._route(method, path, query, body)
             return 200, {**self._headers(), **extra, "Content-Type": "application/json; charset=utf-8"}, \
                 self._rewrite(payload)
-        except _Response as response:
+        except Response as response:
             head = {**self._headers(), **response.headers}
             if response.body is None:
                 return response.status, head, b""
@@ -356,7 +232,7 @@ class FakeGitHub:
             return
         given = headers.get("Authorization", "")
         if given and given.split(" ", 1)[-1] != self.token:
-            raise _Response(401, {"message": "Bad credentials", "documentation_url": _DOCS, "status": "401"})
+            raise Response(401, {"message": "Bad credentials", "documentation_url": DOCS, "status": "401"})
 
     def _serve_log(self, path: str, query: dict[str, list[str]]) -> tuple[int, dict[str, str], bytes]:
         found = re.fullmatch(r"/logs/(\d+)\.txt", path)
@@ -379,11 +255,11 @@ class FakeGitHub:
         elif path == "/rate_limit" and method == "GET":
             return self._rate_limit(), {}
         else:
-            raise _not_found()
+            raise not_found()
         if method in ("POST", "PATCH"):
             self._write(method, rest, body)
         if method != "GET":
-            raise _not_found()
+            raise not_found()
         return self._get(rest, query, path)
 
     def _rate_limit(self) -> dict[str, Any]:
@@ -419,12 +295,12 @@ class FakeGitHub:
         if found := re.fullmatch(r"/pulls/(\d+)", rest):
             pull = index.pulls.get(int(found.group(1)))
             if pull is None:
-                raise _not_found()
+                raise not_found()
             return pull, {}
         if found := re.fullmatch(r"/pulls/(\d+)/files", rest):
             number = int(found.group(1))
             if number not in index.pulls:
-                raise _not_found()
+                raise not_found()
             return self._page(index.pull_files.get(number, []), query, path)
         if rest == "/actions/runs":
             return self._runs(index.latest_runs(), query, path)
@@ -435,29 +311,29 @@ class FakeGitHub:
         if found := re.fullmatch(r"/actions/workflows/([^/]+)", rest):
             workflow = index.workflow(found.group(1))
             if workflow is None:
-                raise _not_found()
+                raise not_found()
             return workflow, {}
         if found := re.fullmatch(r"/actions/workflows/([^/]+)/runs", rest):
             workflow = index.workflow(found.group(1))
             if workflow is None:
-                raise _not_found()
+                raise not_found()
             runs = [r for r in index.latest_runs() if r["workflow_id"] == workflow["id"]]
             return self._runs(runs, query, path)
         if found := re.fullmatch(r"/actions/runs/(\d+)", rest):
             attempts = index.attempts.get(int(found.group(1)))
             if not attempts:
-                raise _not_found()
+                raise not_found()
             return attempts[max(attempts)], {}
         if found := re.fullmatch(r"/actions/runs/(\d+)/attempts/(\d+)", rest):
             run = index.attempts.get(int(found.group(1)), {}).get(int(found.group(2)))
             if run is None:
-                raise _not_found()
+                raise not_found()
             return run, {}
         if found := re.fullmatch(r"/actions/runs/(\d+)/jobs", rest):
             run_id = int(found.group(1))
             attempts = index.attempts.get(run_id)
             if not attempts:
-                raise _not_found()
+                raise not_found()
             if (query.get("filter") or ["latest"])[0] == "all":
                 jobs = [j for n in sorted(attempts) for j in index.jobs_by_attempt.get((run_id, n), [])]
             else:
@@ -466,48 +342,48 @@ class FakeGitHub:
         if found := re.fullmatch(r"/actions/runs/(\d+)/attempts/(\d+)/jobs", rest):
             key = (int(found.group(1)), int(found.group(2)))
             if key[1] not in index.attempts.get(key[0], {}):
-                raise _not_found()
+                raise not_found()
             return self._jobs(index.jobs_by_attempt.get(key, []), query, path)
         if found := re.fullmatch(r"/actions/jobs/(\d+)", rest):
             job = index.jobs.get(int(found.group(1)))
             if job is None:
-                raise _not_found()
+                raise not_found()
             return job, {}
         if found := re.fullmatch(r"/contents/(.+)", rest):
             # The case holds files of the default branch; any ref answers with them.
             file_path = found.group(1)
             if file_path not in index.files:
-                raise _not_found()
+                raise not_found()
             ref = (query.get("ref") or [index.repository["default_branch"]])[0]
             return payloads.content_file(index.full_name, file_path, index.files[file_path], ref), {}
         if found := re.fullmatch(r"/check-runs/(\d+)/annotations", rest):
             check_run_id = int(found.group(1))
             if check_run_id not in index.jobs:
-                raise _not_found()
+                raise not_found()
             return self._page(index.annotations.get(check_run_id, []), query, path)
         if found := re.fullmatch(r"/actions/jobs/(\d+)/logs", rest):
             job_id = int(found.group(1))
             if job_id not in index.jobs or job_id not in index.logs:
-                raise _not_found()
+                raise not_found()
             signature = secrets.token_urlsafe(16)
             self._log_tokens[signature] = job_id
             location = f"{self.log_host_url}/logs/{job_id}.txt?sig={signature}"
-            raise _Response(302, None, {"Location": location})
+            raise Response(302, None, {"Location": location})
         if found := re.fullmatch(r"/issues/(\d+)/comments", rest):
             number = int(found.group(1))
             if not self._is_issue(number):
-                raise _not_found()
+                raise not_found()
             comments = self._comments_of(number)
             if since := (query.get("since") or [None])[0]:
                 try:
                     after = parse_time(since)
                 except ValueError:
-                    raise _error(422, "Validation Failed") from None
+                    raise error(422, "Validation Failed") from None
                 comments = [c for c in comments if parse_time(c["updated_at"]) >= after]
             return self._page(comments, query, path)
         if found := re.fullmatch(r"/collaborators/([^/]+)/permission", rest):
             return self._permission(unquote(found.group(1))), {}
-        raise _not_found()
+        raise not_found()
 
     # --- state for writes -------------------------------------------------------------------------
     def _now(self) -> datetime:
@@ -544,114 +420,6 @@ class FakeGitHub:
                 role = "none" if self.index.repository.get("private") else "read"
         return payloads.collaborator_permission(self._known_user(login), role)
 
-    def _write(self, method: str, rest: str, raw: bytes) -> None:
-        """Act on a write and raise its answer (_Response), as GitHub answers it."""
-        try:
-            body = json.loads(raw) if raw.strip() else {}
-        except ValueError:
-            raise _error(400, "Problems parsing JSON") from None
-        if body is None:
-            body = {}
-        if not isinstance(body, dict):
-            raise _error(400, "Problems parsing JSON")
-        if method == "POST" and (found := re.fullmatch(r"/actions/jobs/(\d+)/rerun", rest)):
-            job = self.index.jobs.get(int(found.group(1)))
-            if job is None:
-                raise _not_found()
-            self._rerun(job["run_id"], job)
-        if method == "POST" and (found := re.fullmatch(r"/actions/runs/(\d+)/rerun-failed-jobs", rest)):
-            self._rerun(int(found.group(1)), None)
-        if method == "POST" and (found := re.fullmatch(r"/issues/(\d+)/comments", rest)):
-            number = int(found.group(1))
-            if not self._is_issue(number):
-                raise _not_found()
-            text = self._body_text(body)
-            comment_id, now = self._next_comment_id, self._now()
-            self._next_comment_id += 1
-            comment = payloads.issue_comment(self.index.full_name, number, comment_id, text, self.bot, now,
-                                             is_pull=number in self.index.pulls)
-            self.comments[comment_id], self.comment_issue[comment_id] = comment, number
-            raise _Response(201, comment, {"Location": comment["url"].replace(API_BASE, self.base_url)})
-        if method == "PATCH" and (found := re.fullmatch(r"/issues/comments/(\d+)", rest)):
-            comment_id = int(found.group(1))
-            if comment_id not in self.comments:
-                raise _not_found()
-            text = self._body_text(body)
-            self.comments[comment_id] = {**self.comments[comment_id], "body": text, "updated_at": payloads.ts(self._now())}
-            raise _Response(200, self.comments[comment_id])
-        if method == "POST" and (found := re.fullmatch(r"/issues/comments/(\d+)/reactions", rest)):
-            self._react(int(found.group(1)), body.get("content"))
-        raise _not_found()
-
-    @staticmethod
-    def _body_text(body: dict[str, Any]) -> str:
-        text = body.get("body")
-        if not isinstance(text, str):
-            raise _error(422, "Invalid request.\n\n\"body\" wasn't supplied.")
-        return text
-
-    def _react(self, comment_id: int, content: Any) -> None:
-        if comment_id not in self.comments:
-            raise _not_found()
-        if content not in payloads.REACTIONS:
-            raise _error(422, "Validation Failed", errors=[{"resource": "Reaction", "code": "invalid",
-                                                           "field": "content"}])
-        mine = self.reactions.setdefault(comment_id, [])
-        for existing in mine:
-            if existing["content"] == content and existing["user"]["login"] == self.bot["login"]:
-                raise _Response(200, existing)  # docs: "Reaction exists"
-        created = payloads.reaction(self._next_reaction_id, content, self.bot, self._now())
-        self._next_reaction_id += 1
-        mine.append(created)
-        counts: dict[str, int] = {}
-        for one in mine:
-            counts[one["content"]] = counts.get(one["content"], 0) + 1
-        comment = self.comments[comment_id]
-        self.comments[comment_id] = {**comment, "reactions": payloads.reaction_rollup(comment["url"], counts)}
-        raise _Response(201, created)
-
-    def _rerun(self, run_id: int, job: dict[str, Any] | None) -> None:
-        """Start the next attempt of a run, re-queuing `job` (by name) or, when None, its failed jobs."""
-        attempts = self.index.attempts.get(run_id)
-        if not attempts:
-            raise _not_found()
-        number = max(attempts)
-        latest = attempts[number]
-        if latest["status"] != "completed":
-            raise _error(403, "This workflow is already running")
-        current = self.index.jobs_by_attempt.get((run_id, number), [])
-        if job is not None:
-            again = {j["id"] for j in current if j["name"] == job["name"]} or {job["id"]}
-        else:
-            again = {j["id"] for j in current if j["conclusion"] in _RERUN_CONCLUSIONS}
-            if not again:
-                raise _error(403, "There are no failed jobs to re-run")
-        now = payloads.ts(self._now())
-        run = {**latest, "run_attempt": number + 1, "status": "queued", "conclusion": None, "updated_at": now,
-               "run_started_at": now, "previous_attempt_url": f"{latest['url']}/attempts/{number}"}
-        jobs = []
-        source = current if job is None or job in current else [*current, job]
-        for old in source:
-            if old["id"] not in again:
-                jobs.append(old)  # carried into the new attempt unchanged, as GitHub shows them
-                continue
-            new_id = self._next_job_id
-            self._next_job_id += 1
-
-            def renumber(url: str | None) -> str | None:
-                return f"{url.rsplit('/', 1)[0]}/{new_id}" if url else url
-
-            requeued = {**old, "id": new_id, "node_id": payloads.node_id("CR", new_id), "run_attempt": number + 1,
-                        "status": "queued", "conclusion": None, "created_at": now, "started_at": now,
-                        "completed_at": None, "steps": [], "runner_id": None, "runner_name": None,
-                        "runner_group_id": None, "runner_group_name": None, "url": renumber(old.get("url")),
-                        "html_url": renumber(old.get("html_url")), "check_run_url": renumber(old.get("check_run_url"))}
-            self.index.jobs[new_id] = requeued
-            jobs.append(requeued)
-        attempts[number + 1] = run
-        self.index.jobs_by_attempt[(run_id, number + 1)] = jobs
-        raise _Response(201, {})
-
     def _jobs(self, jobs: list[dict[str, Any]], query: dict[str, list[str]], path: str) -> tuple[Any, dict[str, str]]:
         items, headers = self._page(sorted(jobs, key=lambda j: j["id"]), query, path)
         return {"total_count": len(jobs), "jobs": items}, headers
@@ -674,7 +442,7 @@ class FakeGitHub:
             try:
                 keep = created_filter(created)
             except ValueError:
-                raise _Response(422, {"message": "Validation Failed", "documentation_url": _DOCS,
+                raise Response(422, {"message": "Validation Failed", "documentation_url": DOCS,
                                       "status": "422"}) from None
             runs = [r for r in runs if keep(parse_time(r["created_at"]))]
         if one("exclude_pull_requests") in ("true", "1"):
