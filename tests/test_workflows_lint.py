@@ -111,17 +111,36 @@ def test_privileged_workflows_pass_the_lint(name):
     assert lint(load(WORKFLOWS / name)) == []
 
 
+# The one id each privileged workflow's concurrency group must be keyed by: GitHub cancels the older
+# pending run of a group when a newer one is queued, so a group shared by distinct events (a PR's
+# runs, a PR's comments) drops work; keyed by the event itself, only a duplicate can be dropped.
+EVENT_KEYS = {"ci-triage.yml": ("github.event.workflow_run.id", "github.event.workflow_run.run_attempt"),
+              "rerun-bot.yml": ("github.event.comment.id",)}
+PER_PR_KEYS = re.compile(r"pull_requests|head_branch|head_sha|issue\.number|github\.ref|head_repository")
+PINNED_CHECKOUT = re.compile(r"actions/checkout@[0-9a-f]{40}")
+
+
 @pytest.mark.parametrize("name", sorted(PRIVILEGED))
-def test_privileged_workflows_are_least_privilege_and_serialized(name):
+def test_privileged_workflows_are_least_privilege(name):
     workflow = load(WORKFLOWS / name)
     assert workflow["permissions"] == {}
     [job] = workflow["jobs"].values()
     assert job["permissions"] == {"actions": "write", "checks": "read", "contents": "read", "pull-requests": "write"}
-    assert "ci-triage-pr-" in workflow["concurrency"]["group"]
-    assert workflow["concurrency"]["cancel-in-progress"] is False  # a cancelled triage could miss a rerun
-    assert [s.get("uses") for s in job["steps"]] == ["actions/checkout@v4", "./"]
+    [checkout, action] = [s.get("uses") for s in job["steps"]]
+    assert PINNED_CHECKOUT.fullmatch(checkout) and action == "./"
     raw = (WORKFLOWS / name).read_text()
     assert "write-all" not in raw and "contents: write" not in raw
+
+
+@pytest.mark.parametrize("name", sorted(PRIVILEGED))
+def test_privileged_workflows_group_only_duplicates_of_one_event(name):
+    concurrency = load(WORKFLOWS / name)["concurrency"]
+    assert concurrency["cancel-in-progress"] is False  # a cancelled triage could miss a rerun
+    group = concurrency["group"]
+    assert all(key in group for key in EVENT_KEYS[name]), group
+    assert not PER_PR_KEYS.search(group), f"{group}: a group shared by a PR's events drops the older pending one"
+    for job in load(WORKFLOWS / name)["jobs"].values():
+        assert "concurrency" not in job
 
 
 def test_ci_triage_runs_on_failed_workflow_runs_and_applies():
@@ -172,9 +191,57 @@ def test_the_action_is_composite_installs_itself_and_runs_the_commands_from_env(
 
 def test_the_docs_explain_use_permissions_and_security():
     text = (ROOT / "docs" / "action.md").read_text()
-    for needle in ("uses: OWNER/ci-triage@v1", "## Permissions", "## Security", "pwn request",
-                   "pull-requests: write", "GITHUB_EVENT_PATH", "persist-credentials"):
+    for needle in ("uses: OWNER/ci-triage@FULL_COMMIT_SHA", "## Permissions", "## Security", "pwn request",
+                   "pull-requests: write", "GITHUB_EVENT_PATH", "persist-credentials", "## Concurrency",
+                   "will be canceled", "dangerous-triggers"):
         assert needle in text
+
+
+# A `uses:` of another repository: owner/name[/path]@ref. Local (`./`) and docker:// references are not pinned.
+REMOTE_USES = re.compile(r"^\s*(?:-\s+)?uses:\s*(?P<action>[\w.-]+/[\w./-]+)@(?P<ref>\S+)(?P<rest>.*)$", re.M)
+FULL_SHA = re.compile(r"[0-9a-f]{40}")
+VERSION_COMMENT = re.compile(r"\s+# v\d+\.\d+\.\d+\b")
+PINNED_FILES = sorted(p.relative_to(ROOT).as_posix() for p in [*WORKFLOWS.glob("*.yml"), ROOT / "action.yml"])
+
+
+def pin_problems(text: str) -> list[str]:
+    """Every remote action pinned to a full commit SHA, its version (vX.Y.Z) in a comment after it."""
+    problems = []
+    for use in REMOTE_USES.finditer(text):
+        if not FULL_SHA.fullmatch(use["ref"]):
+            problems.append(f"{use['action']}@{use['ref']}: not a full commit SHA (a tag can be moved)")
+        elif not VERSION_COMMENT.match(use["rest"]):
+            problems.append(f"{use['action']}@{use['ref']}: no `# vX.Y.Z` comment naming the pinned version")
+    return problems
+
+
+@pytest.mark.parametrize("name", PINNED_FILES)
+def test_every_action_is_pinned_to_a_commit_sha_with_its_version(name):
+    text = (ROOT / name).read_text()
+    assert REMOTE_USES.search(text)  # each file uses at least one action, so the check has something to check
+    assert pin_problems(text) == []
+
+
+def test_one_action_is_pinned_to_one_commit_everywhere():
+    pins: dict[str, set[str]] = {}
+    for name in PINNED_FILES:
+        for use in REMOTE_USES.finditer((ROOT / name).read_text()):
+            pins.setdefault(use["action"], set()).add(f"{use['ref']}{use['rest']}".strip())
+    assert {"actions/checkout", "actions/setup-python", "actions/upload-artifact"} <= set(pins)
+    assert {action: refs for action, refs in pins.items() if len(refs) > 1} == {}
+
+
+def test_the_pin_check_catches_tags_and_missing_versions():
+    text = """
+    - uses: actions/checkout@v4
+    - uses: actions/setup-python@a26af69be951a213d495a4c3e4e4022e16d87065
+    - uses: actions/upload-artifact@ea165f8d65b6e75b540449e92b4886f43607fa02 # v4.6.2
+    - uses: ./
+"""
+    assert pin_problems(text) == [
+        "actions/checkout@v4: not a full commit SHA (a tag can be moved)",
+        "actions/setup-python@a26af69be951a213d495a4c3e4e4022e16d87065: no `# vX.Y.Z` comment naming the pinned version",
+    ]
 
 
 # --- the lint itself can fail ------------------------------------------------------------------------
