@@ -19,16 +19,14 @@ from ci_triage.core.config.repo_config import (
     JobOwnership,
     OutageGuard,
     RepoConfig,
-    analyse_workflows,
     default_repo_config,
-    infer_config,
     matches_job,
     owned_paths,
     parse_repo_config,
     path_matches,
-    render_default_config,
     runner_host,
 )
+from ci_triage.core.config.infer import analyse_workflows, infer_config, render_default_config
 from ci_triage.core.decide.policy import Policy
 from ci_triage.errors import ConfigError
 

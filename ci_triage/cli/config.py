@@ -72,11 +72,8 @@ def init(
     force: Annotated[bool, typer.Option("--force", help="Overwrite the output file if it exists.")] = False,
 ) -> None:
     """Write a commented config to start from, inferred from the repository's workflow files."""
-    from ci_triage.core.config.repo_config import (
-        DEFAULT_WORKFLOWS_DIR,
-        analyse_workflows,
-        infer_config,
-    )
+    from ci_triage.core.config.infer import analyse_workflows, infer_config
+    from ci_triage.core.config.repo_config import DEFAULT_WORKFLOWS_DIR
     from ci_triage.errors import UsageError
 
     with boundary():
