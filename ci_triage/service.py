@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import timedelta
 
+from ci_triage import workflow_yaml
 from ci_triage.core.categories import NEVER_RETRYABLE
 from ci_triage.core.config.repo_config import (
     RepoConfig,
@@ -295,7 +296,7 @@ class Triage:
         for path in sorted(p for p in workflow_paths if p):
             text = self.client.file_text(repo, path)
             if text is not None and path in ids:
-                found[ids[path]] = pull_request_paths(text)
+                found[ids[path]] = pull_request_paths(workflow_yaml.parse(text))
         return found
 
     def _successful_jobs(self, repo: str, run: Run) -> list[Job]:

@@ -15,7 +15,15 @@ from collections import Counter
 
 import pytest
 
-from tests.corpus_eval import CORPUS, LABEL_CATEGORIES, SPLITS, accuracy, breakdown, load_labels, score
+from tests.corpus_eval import (
+    CORPUS,
+    LABEL_CATEGORIES,
+    SPLITS,
+    accuracy,
+    breakdown,
+    load_labels,
+    score,
+)
 
 ACCEPTANCE = {"category": 0.95, "root_cause": 0.90}
 FLOOR = {

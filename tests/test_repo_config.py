@@ -14,6 +14,11 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ci_triage.core.config.infer import (
+    analyse_workflows,
+    infer_config,
+    render_default_config,
+)
 from ci_triage.core.config.repo_config import (
     SCHEMA,
     JobOwnership,
@@ -26,9 +31,9 @@ from ci_triage.core.config.repo_config import (
     path_matches,
     runner_host,
 )
-from ci_triage.core.config.infer import analyse_workflows, infer_config, render_default_config
 from ci_triage.core.decide.policy import Policy
 from ci_triage.errors import ConfigError
+from ci_triage.workflow_yaml import parse_all
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -273,7 +278,7 @@ def test_path_matches(glob, path, expected):
 # --- inference from workflows ----------------------------------------------------------------------
 
 def test_init_on_the_demo_workflows_infers_names_ownership_and_a_host_pattern():
-    text = infer_config(DEMO_WORKFLOWS)
+    text = infer_config(parse_all(DEMO_WORKFLOWS))
     config = parse_repo_config(text, "inferred")
     # Everything but ownership is left at its default, to be decided by a person.
     assert config == RepoConfig(ownership=config.ownership)
@@ -315,7 +320,7 @@ jobs:
   "odd [name]*":
     runs-on: {group: npus, labels: [npu-pool-2]}
 """
-    (analysed,) = analyse_workflows({"w.yml": workflow})
+    (analysed,) = analyse_workflows(parse_all({"w.yml": workflow}))
     test, dynamic, odd = analysed.jobs
     assert test.names == ("Test 3.10 on ubuntu-22.04", "Test 3.11 on ubuntu-22.04", "Test 3.11 on self-hosted-gpu",
                           "Test 3.12 on ubuntu-24.04")
@@ -323,31 +328,31 @@ jobs:
     assert set(test.labels) == {"ubuntu-22.04", "self-hosted-gpu", "ubuntu-24.04"}
     assert dynamic.names == () and dynamic.pattern == "dynamic (*)" and dynamic.labels == ("self-hosted", "npu-pool")
     assert odd.pattern == "odd [[]name][*]" and odd.labels == ("npu-pool-2",)
-    config = parse_repo_config(infer_config({"w.yml": workflow}), "x")
+    config = parse_repo_config(infer_config(parse_all({"w.yml": workflow})), "x")
     assert [o.job for o in config.ownership] == ["Test * on *", "dynamic (*)", "odd [[]name][*]"]
     assert owned_paths(config, "odd [name]*") == ("src/**",)
     assert owned_paths(config, "odd xname]*") == ()
 
 
 def test_a_job_calling_a_reusable_workflow_is_named_caller_slash_callee():
-    (analysed,) = analyse_workflows({"w.yml": "jobs:\n  build:\n    uses: ./.github/workflows/b.yml\n"})
+    (analysed,) = analyse_workflows(parse_all({"w.yml": "jobs:\n  build:\n    uses: ./.github/workflows/b.yml\n"}))
     assert analysed.jobs[0].pattern == "build / *"
 
 
 def test_broken_workflows_are_skipped_with_a_note_and_the_result_still_checks():
     workflows = {"a.yml": "jobs: [unclosed", "b.yml": "just a string", "c.yml": "on: push\njobs: {}\n",
                  "d.yml": "jobs:\n  x:\n    name: \"line\\nbreak\"\n    runs-on: \"evil\\n[policy]\"\n"}
-    analysed = {w.path: w for w in analyse_workflows(workflows)}
+    analysed = {w.path: w for w in analyse_workflows(parse_all(workflows))}
     assert "not valid YAML" in analysed["a.yml"].problem
     assert "not a workflow" in analysed["b.yml"].problem
     assert analysed["c.yml"].problem is None
-    text = infer_config(workflows)
+    text = infer_config(parse_all(workflows))
     assert "a.yml: skipped, not valid YAML" in text
     assert parse_repo_config(text, "x") == RepoConfig()  # a newline in a name cannot inject TOML
 
 
 def test_no_workflows_gives_the_default_file():
-    assert parse_repo_config(infer_config({}), "x") == RepoConfig()
+    assert parse_repo_config(infer_config(parse_all({})), "x") == RepoConfig()
 
 
 # --- property tests: untrusted input never escapes as anything but ConfigError ---------------------
@@ -372,7 +377,7 @@ def _documents(draw) -> str:
 
 @st.composite
 def _garbled(draw) -> str:
-    text = draw(st.sampled_from([render_default_config(), FULL, infer_config(DEMO_WORKFLOWS)]))
+    text = draw(st.sampled_from([render_default_config(), FULL, infer_config(parse_all(DEMO_WORKFLOWS))]))
     for _ in range(draw(st.integers(1, 5))):
         at = draw(st.integers(0, len(text)))
         cut = draw(st.integers(0, 20))
@@ -406,7 +411,7 @@ _YAML_TREES = st.recursive(_YAML_LEAVES, lambda inner: st.one_of(
 @given(st.dictionaries(st.text(max_size=8), _YAML_TREES, max_size=3), _YAML_TREES)
 def test_whatever_the_workflows_say_init_writes_a_file_check_accepts(jobs, triggers):
     workflow = yaml.safe_dump({"on": triggers, "jobs": jobs})
-    config = parse_repo_config(infer_config({"w.yml": workflow, "raw.yml": str(triggers)}), "inferred")
+    config = parse_repo_config(infer_config(parse_all({"w.yml": workflow, "raw.yml": str(triggers)})), "inferred")
     assert all(entry.paths for entry in config.ownership)
 
 

@@ -75,6 +75,7 @@ def init(
     from ci_triage.core.config.infer import analyse_workflows, infer_config
     from ci_triage.core.config.repo_config import DEFAULT_WORKFLOWS_DIR
     from ci_triage.errors import UsageError
+    from ci_triage.workflow_yaml import parse_all
 
     with boundary():
         directory = workflows or Path(DEFAULT_WORKFLOWS_DIR)
@@ -83,7 +84,7 @@ def init(
         # GitHub reads only the top level of .github/workflows, and both extensions.
         files = sorted(p for p in directory.glob("*") if p.suffix in (".yml", ".yaml") and p.is_file()) \
             if directory.is_dir() else []
-        texts = {str(p): _read_workflow(p) for p in files}
+        texts = parse_all({str(p): _read_workflow(p) for p in files})
         for workflow in analyse_workflows(texts):
             if workflow.problem:
                 sys.stderr.write(f"ci-triage: warning: skipped {workflow.path}: {workflow.problem}\n")

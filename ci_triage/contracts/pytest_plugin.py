@@ -86,7 +86,11 @@ class D2tContractCollector(pytest.Collector):
 
     def items_for(self, checkpoint: str) -> list[pytest.Item]:
         from ci_triage.contracts.d2t import CHECK_NAMES, check_mapping
-        from ci_triage.contracts.d2t_io import D2tInputError, SizeOverrides, load_mapping
+        from ci_triage.contracts.d2t_io import (
+            D2tInputError,
+            SizeOverrides,
+            load_mapping,
+        )
 
         path = Path(checkpoint)
         if not path.is_absolute():

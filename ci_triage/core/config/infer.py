@@ -147,22 +147,22 @@ class InferredWorkflow:
     problem: str | None = None  # why the file was skipped
 
 
-def analyse_workflows(workflows: Mapping[str, str]) -> tuple[InferredWorkflow, ...]:
-    """Workflow files (path -> YAML text) -> what a config can say about them, sorted by path."""
+@dataclass(frozen=True)
+class Unreadable:
+    """A workflow file whose YAML could not be read (the shell's parser says why)."""
+
+    problem: str
+
+
+def analyse_workflows(workflows: Mapping[str, Any]) -> tuple[InferredWorkflow, ...]:
+    """Parsed workflow files (path -> YAML document, or Unreadable) -> what a config can say about them,
+    sorted by path. `ci_triage.workflow_yaml.parse_all` turns file texts into these."""
     return tuple(_analyse(path, workflows[path]) for path in sorted(workflows))
 
 
-def _analyse(path: str, text: str) -> InferredWorkflow:
-    import yaml  # PyYAML: only `config init` needs it
-
-    try:
-        document = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" (line {mark.line + 1})" if mark is not None else ""
-        return InferredWorkflow(path, problem=f"not valid YAML{where}")
-    except (RecursionError, ValueError, OverflowError) as exc:
-        return InferredWorkflow(path, problem=f"not readable YAML: {type(exc).__name__}")
+def _analyse(path: str, document: Any) -> InferredWorkflow:
+    if isinstance(document, Unreadable):
+        return InferredWorkflow(path, problem=document.problem)
     if not isinstance(document, dict) or not isinstance(document.get("jobs"), dict):
         return InferredWorkflow(path, problem="not a workflow (no `jobs:` mapping)")
     # YAML 1.1, which PyYAML speaks, reads a bare `on:` key as the boolean true.
@@ -303,8 +303,9 @@ def _regex_literal(text: str) -> str:
     return re.sub(r"([.^$*+?{}\[\]\\|()])", r"\\\1", text)
 
 
-def infer_config(workflows: Mapping[str, str]) -> str:
-    """Workflow files (path -> YAML text) -> a commented config to start from; `config check` accepts it."""
+def infer_config(workflows: Mapping[str, Any]) -> str:
+    """Parsed workflow files (as for `analyse_workflows`) -> a commented config to start from; `config check`
+    accepts it."""
     analysed = analyse_workflows(workflows)
     jobs_notes: list[str] = [_comment(f"Jobs found in {len(analysed)} workflow file(s):")] if analysed else [
         "# No workflow files were found to infer job names from."]
