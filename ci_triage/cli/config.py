@@ -16,7 +16,7 @@ from ci_triage.cli.common import boundary
 
 
 def register(app: typer.Typer) -> None:
-    config_app = typer.Typer(help="Check or create the repository's config file (.github/ci-triage.toml).",
+    config_app = typer.Typer(rich_markup_mode=None, help="Check or create the repository's config file (.github/ci-triage.toml).",
                              no_args_is_help=True)
     config_app.command("check")(check)
     config_app.command("init")(init)

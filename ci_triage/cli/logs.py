@@ -22,7 +22,7 @@ from ci_triage.errors import UsageError
 def register(app: typer.Typer) -> None:
     app.command("classify")(classify_files)
     app.command()(clusters)
-    rules_app = typer.Typer(help="Inspect and check classification rules.", no_args_is_help=True)
+    rules_app = typer.Typer(rich_markup_mode=None, help="Inspect and check classification rules.", no_args_is_help=True)
     rules_app.command("explain")(rules_explain)
     rules_app.command("check")(rules_check)
     app.add_typer(rules_app, name="rules")

@@ -31,7 +31,7 @@ FIX_EXIT_CODES_HELP = (
     "cannot be repaired without guessing; 2 unreadable input, missing d2t, or bad options."
 )
 
-app = typer.Typer(
+app = typer.Typer(rich_markup_mode=None, 
     name="d2t",
     help=(
         "Check and repair drafter d2t vocab mappings (EAGLE-3, P-EAGLE) in exported "
