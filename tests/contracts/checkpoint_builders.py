@@ -20,6 +20,7 @@ SAFETENSORS_DTYPES = {
     np.dtype("int64"): "I64",
     np.dtype("int32"): "I32",
     np.dtype("bool"): "BOOL",
+    np.dtype("uint8"): "U8",
     np.dtype("float32"): "F32",
     np.dtype("float16"): "F16",
 }
