@@ -4,11 +4,16 @@ The convention is the one the serving engine applies (vLLM, ``llama_eagle3.py``)
 
     target_ids = arange(draft_vocab_size) + d2t
 
-so ``d2t`` holds OFFSETS and the identity mapping is all zeros. ``t2d`` is a boolean mask over
-the target vocabulary, true at every target id the draft covers. EAGLE-3 and P-EAGLE drafters
-once defaulted ``d2t`` to ``arange``; the engine reads that as draft id i -> target id 2*i, and
-for a full-vocabulary draft it writes past the target vocabulary. Exported checkpoints keep the
-bad buffer, which is what these checks find and :func:`repair_mapping` undoes.
+so ``d2t`` holds OFFSETS and the identity mapping is all zeros, which is also what every
+producer and engine read for docs/d2t.md defaults it to (EAGLE, SpecForge, speculators, vLLM).
+``t2d`` is a boolean mask over the target vocabulary, true at every target id the draft covers.
+The one known ``arange`` default was in the verl-speco EAGLE-3 and P-EAGLE draft models (the
+report this suite started from); the engine reads it as draft id i -> target id 2*i, and for a
+full-vocabulary draft it writes past the target vocabulary. Checkpoints exported with it keep
+the bad buffer, which is what these checks find and :func:`repair_mapping` undoes.
+
+A checkpoint may store no ``d2t`` at all (``VocabMapping.d2t is None``): the engines then use
+the identity, which is right for a full-vocabulary draft and wrong for a reduced one.
 
 Everything here is pure (arrays in, values out): loading lives in ``d2t_io``, printing in
 ``d2t_cli``. Checks are vectorised so a 151,936-token target vocabulary costs milliseconds.
@@ -19,7 +24,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any
 
 import numpy as np
 
@@ -66,10 +70,18 @@ class RepairStatus(str, Enum):
 class VocabMapping:
     """A drafter's vocabulary mapping as stored, plus the sizes from its config."""
 
-    d2t: np.ndarray
+    d2t: np.ndarray | None  # None: not stored; the engines then use all zeros
     t2d: np.ndarray | None
     vocab_size: int
     draft_vocab_size: int
+
+
+def effective_d2t(mapping: VocabMapping) -> np.ndarray:
+    """The offsets an engine uses: the stored d2t, or the zeros it defaults to without one
+    (vLLM's zero-initialised ``draft_id_to_target_id``; SGLang's unset ``hot_token_id``)."""
+    if mapping.d2t is None:
+        return np.zeros(max(mapping.draft_vocab_size, 0), dtype=np.int64)
+    return np.asarray(mapping.d2t)
 
 
 @dataclass(frozen=True)
@@ -161,7 +173,7 @@ def _first_ids(mask: np.ndarray) -> tuple[int, ...]:
 
 
 def _usable_d2t(mapping: VocabMapping) -> np.ndarray | None:
-    d2t = np.asarray(mapping.d2t)
+    d2t = effective_d2t(mapping)
     if d2t.ndim != 1 or not np.issubdtype(d2t.dtype, np.integer):
         return None
     return d2t.astype(np.int64, copy=False)
@@ -174,12 +186,10 @@ def _usable_t2d(mapping: VocabMapping) -> np.ndarray | None:
     t2d = np.asarray(mapping.t2d)
     if t2d.ndim != 1 or t2d.shape[0] != mapping.vocab_size:
         return None
-    if t2d.dtype == np.bool_:
-        return t2d
-    # Some exporters store the mask as 0/1 integers; accept them, reject anything else.
-    if np.issubdtype(t2d.dtype, np.integer) and bool(np.all((t2d == 0) | (t2d == 1))):
-        return t2d.astype(bool)
-    return None
+    # Only a bool mask: EAGLE's training (traineagle3/cnets.py, Model.forward) indexes
+    # ``target_head[..., self.t2d]``, which gathers ids 0 and 1 from a 0/1 integer tensor
+    # instead of masking, and SpecForge's compact teacher refuses a non-bool t2d outright.
+    return t2d if t2d.dtype == np.bool_ else None
 
 
 def _is_valid_id_list(ids: np.ndarray, vocab_size: int) -> bool:
@@ -261,6 +271,8 @@ def classify_mapping(mapping: VocabMapping) -> MappingClassification:
 
 
 def check_d2t_shape_and_dtype(mapping: VocabMapping) -> CheckResult:
+    if mapping.d2t is None:
+        return _check_absent_d2t(mapping)
     d2t = np.asarray(mapping.d2t)
     problems = []
     if d2t.ndim != 1:
@@ -282,6 +294,22 @@ def check_d2t_shape_and_dtype(mapping: VocabMapping) -> CheckResult:
     return CheckResult(D2T_SHAPE_AND_DTYPE, True, f"1-D {d2t.dtype}, length {d2t.shape[0]}")
 
 
+def _check_absent_d2t(mapping: VocabMapping) -> CheckResult:
+    sizes = f"{mapping.draft_vocab_size} of {mapping.vocab_size} target tokens"
+    if mapping.draft_vocab_size == mapping.vocab_size and mapping.vocab_size >= 1:
+        return CheckResult(
+            D2T_SHAPE_AND_DTYPE, True,
+            f"no d2t stored: a full-vocabulary draft ({sizes}); engines use the identity "
+            "(vLLM keeps its zero draft_id_to_target_id, SGLang leaves hot_token_id unset, "
+            "EAGLE drops the buffer when the vocabularies match)",
+        )
+    return CheckResult(
+        D2T_SHAPE_AND_DTYPE, False,
+        f"no d2t stored for a reduced draft ({sizes}): engines would map draft id i to "
+        "target id i; export the d2t the mapping generator made",
+    )
+
+
 def check_t2d_shape_and_dtype(mapping: VocabMapping) -> CheckResult:
     if mapping.t2d is None:
         return _skipped(T2D_SHAPE_AND_DTYPE, "no t2d")
@@ -294,7 +322,9 @@ def check_t2d_shape_and_dtype(mapping: VocabMapping) -> CheckResult:
         )
     if _usable_t2d(mapping) is None:
         return CheckResult(
-            T2D_SHAPE_AND_DTYPE, False, f"t2d dtype {t2d.dtype} is not a boolean (or 0/1) mask"
+            T2D_SHAPE_AND_DTYPE, False,
+            f"t2d dtype {t2d.dtype} is not bool: EAGLE's training indexes target_head[..., t2d], "
+            "which gathers ids 0/1 from an integer tensor instead of masking",
         )
     return CheckResult(T2D_SHAPE_AND_DTYPE, True, f"1-D {t2d.dtype}, length {t2d.shape[0]}")
 
@@ -442,7 +472,7 @@ def repair_mapping(mapping: VocabMapping) -> RepairOutcome:
         return RepairOutcome(
             RepairStatus.REFUSED, f"cannot repair without guessing: {classification.reason}"
         )
-    stored = np.asarray(mapping.d2t)
+    stored = effective_d2t(mapping)
     absolute_ids = stored.astype(np.int64)
     offsets = absolute_ids - np.arange(absolute_ids.shape[0], dtype=np.int64)
     repaired = offsets.astype(stored.dtype)
@@ -466,28 +496,3 @@ def repair_mapping(mapping: VocabMapping) -> RepairOutcome:
         d2t=repaired,
         report_after=report_after,
     )
-
-
-# --- the --format json contract ---------------------------------------------------------------
-
-
-def report_to_dict(report: MappingReport) -> dict[str, Any]:
-    """The stable JSON shape of one report (``path`` and ``ok`` are added by the caller)."""
-    return {
-        "ok": report.ok,
-        "kind": report.kind.value,
-        "kind_reason": report.kind_reason,
-        "vocab_size": report.vocab_size,
-        "draft_vocab_size": report.draft_vocab_size,
-        "max_engine_target_id": report.max_engine_target_id,
-        "checks": [
-            {
-                "name": check.name,
-                "passed": check.passed,
-                "skipped": check.skipped,
-                "detail": check.detail,
-                "offending_draft_ids": list(check.first_offending_draft_ids),
-            }
-            for check in report.checks
-        ],
-    }

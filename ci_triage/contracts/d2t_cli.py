@@ -23,8 +23,8 @@ EXIT_VIOLATION = 1
 EXIT_UNREADABLE = 2
 
 EXIT_CODES_HELP = (
-    "Exit codes: 0 every check passed; 1 a contract violation; "
-    "2 a path cannot be read or lacks the d2t tensor."
+    "Exit codes: 0 every check passed; 1 a contract violation, or a checkpoint the chosen "
+    "engine cannot load; 2 a path cannot be read, or a file that should hold d2t lacks it."
 )
 FIX_EXIT_CODES_HELP = (
     "Exit codes: 0 repaired, or already offsets and nothing written; 1 refused, the mapping "
@@ -49,6 +49,13 @@ class OutputFormat(str, Enum):
     JSON = "json"
 
 
+class EngineChoice(str, Enum):
+    # Mirrors d2t_engines.Engine, which is imported lazily (numpy) inside the command.
+    VLLM = "vllm"
+    SGLANG = "sglang"
+    ANY = "any"
+
+
 VocabSizeOption = Annotated[
     int | None,
     typer.Option("--vocab-size", min=1, help="Target vocabulary size; overrides config.json."),
@@ -69,11 +76,11 @@ def _fail(message: str, code: int = EXIT_UNREADABLE) -> NoReturn:
 # --- pure renderers ---------------------------------------------------------------------------
 
 
-def render_report_text(loaded: LoadedMapping, report: MappingReport) -> str:
+def render_report_text(loaded: LoadedMapping, report: MappingReport, engine: str = "any") -> str:
     verdict = "PASS" if report.ok else "FAIL"
     max_id = report.max_engine_target_id
     lines = [
-        f"{verdict} {loaded.path} [{report.kind.value}]",
+        f"{verdict} {loaded.path} [{report.kind.value}] --engine {engine}",
         f"  max engine target id = {max_id} (vocab_size={report.vocab_size}), "
         f"draft_vocab_size={report.draft_vocab_size}",
         f"  kind: {report.kind_reason}",
@@ -89,11 +96,32 @@ def render_report_text(loaded: LoadedMapping, report: MappingReport) -> str:
     return "\n".join(lines)
 
 
-def report_json_entry(loaded: LoadedMapping, report: MappingReport) -> dict[str, Any]:
-    from ci_triage.contracts.d2t import report_to_dict
+def report_to_dict(report: MappingReport) -> dict[str, Any]:
+    """The stable JSON shape of one report (``path`` and ``layout`` are added by the caller)."""
+    return {
+        "ok": report.ok,
+        "kind": report.kind.value,
+        "kind_reason": report.kind_reason,
+        "vocab_size": report.vocab_size,
+        "draft_vocab_size": report.draft_vocab_size,
+        "max_engine_target_id": report.max_engine_target_id,
+        "checks": [
+            {
+                "name": check.name,
+                "passed": check.passed,
+                "skipped": check.skipped,
+                "detail": check.detail,
+                "offending_draft_ids": list(check.first_offending_draft_ids),
+            }
+            for check in report.checks
+        ],
+    }
 
+
+def report_json_entry(loaded: LoadedMapping, report: MappingReport,
+                      engine: str = "any") -> dict[str, Any]:
     return {"path": str(loaded.path), "layout": loaded.layout, "sizes_from": loaded.sizes_from,
-            **report_to_dict(report)}
+            "engine": engine, "config_format": loaded.config_format, **report_to_dict(report)}
 
 
 def unreadable_json_entry(path: Path, message: str) -> dict[str, Any]:
@@ -109,8 +137,9 @@ def check_command(
     paths: Annotated[
         list[Path],
         typer.Argument(
-            help="Checkpoint directories (config.json + model.safetensors or a sharded index), "
-            ".safetensors files, .npz mapping files, or .pt files (needs torch).",
+            help="Checkpoint directories (config.json + model.safetensors, pytorch_model.bin, "
+            "or a sharded index of either), .safetensors files, .npz mapping files, or "
+            ".pt/.bin files (read without torch).",
             show_default=False,
         ),
     ],
@@ -119,9 +148,19 @@ def check_command(
     ] = OutputFormat.TEXT,
     vocab_size: VocabSizeOption = None,
     draft_vocab_size: DraftVocabSizeOption = None,
+    engine: Annotated[
+        EngineChoice,
+        typer.Option("--engine", help="Which serving engine must be able to load the "
+                     "checkpoint: vllm, sglang, or any (every one of them)."),
+    ] = EngineChoice.ANY,
 ) -> None:
-    from ci_triage.contracts.d2t import check_mapping
-    from ci_triage.contracts.d2t_io import D2tInputError, SizeOverrides, load_mapping
+    from ci_triage.contracts.d2t_engines import Engine, check_with_engines
+    from ci_triage.contracts.d2t_io import (
+        D2tInputError,
+        SizeOverrides,
+        checkpoint_facts,
+        load_mapping,
+    )
 
     overrides = SizeOverrides(vocab_size, draft_vocab_size)
     exit_code = EXIT_OK
@@ -134,13 +173,13 @@ def check_command(
             json_entries.append(unreadable_json_entry(path, str(error)))
             exit_code = EXIT_UNREADABLE
             continue
-        report = check_mapping(loaded.mapping)
+        report = check_with_engines(checkpoint_facts(loaded), Engine(engine.value))
         if not report.ok and exit_code == EXIT_OK:
             exit_code = EXIT_VIOLATION
         if output_format is OutputFormat.JSON:
-            json_entries.append(report_json_entry(loaded, report))
+            json_entries.append(report_json_entry(loaded, report, engine.value))
         else:
-            typer.echo(render_report_text(loaded, report))
+            typer.echo(render_report_text(loaded, report, engine.value))
     if output_format is OutputFormat.JSON:
         typer.echo(json.dumps(json_entries, indent=2))
     raise typer.Exit(exit_code)
@@ -174,13 +213,8 @@ def fix_command(
         _fail("give exactly one of --output OUT or --in-place --backup")
 
     from ci_triage.contracts.d2t import RepairStatus, check_mapping, repair_mapping
-    from ci_triage.contracts.d2t_io import (
-        D2tInputError,
-        SizeOverrides,
-        load_mapping,
-        write_repaired_copy,
-        write_repaired_in_place,
-    )
+    from ci_triage.contracts.d2t_io import D2tInputError, SizeOverrides, load_mapping
+    from ci_triage.contracts.d2t_write import write_repaired_copy, write_repaired_in_place
 
     overrides = SizeOverrides(vocab_size, draft_vocab_size)
     try:

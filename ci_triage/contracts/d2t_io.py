@@ -1,23 +1,22 @@
-"""Reading d2t/t2d from exported checkpoints and writing repaired ones.
+"""Reading d2t/t2d from exported checkpoints the way the serving engines find them.
 
-Inputs: a Hugging Face style directory (``config.json`` plus ``model.safetensors`` or a sharded
-``model.safetensors.index.json``), a single ``.safetensors`` file, a standalone ``.npz``, and a
-``.pt`` state dict when torch happens to be installed. Only the two mapping tensors are read,
-so bf16 weights (which numpy cannot represent) never need decoding.
+Inputs: a Hugging Face style directory (``config.json`` plus ``model.safetensors``, a sharded
+``model.safetensors.index.json``, ``pytorch_model.bin`` or a sharded
+``pytorch_model.bin.index.json``), a single ``.safetensors`` file, a standalone ``.npz``, and a
+``.pt``/``.pth``/``.bin`` file. Only the two mapping tensors are read, so bf16 weights (which
+numpy cannot represent) never need decoding. torch files are read by ``torch_archive``, which
+needs no torch and unpickles nothing but tensors and dicts.
 
-Writing never re-serialises a checkpoint. The repaired d2t has the stored dtype and shape, so
-it occupies exactly the bytes of the old one: the file is copied and that byte range is
-overwritten. Every other tensor, the header and the ``__metadata__`` stay byte-identical.
+Directories are resolved in the order vLLM's and SGLang's ``DefaultModelLoader._prepare_weights``
+use: safetensors first, ``.bin`` only when there is no safetensors file. Writing repaired
+copies lives in ``d2t_write``.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import struct
-import zipfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,18 +24,31 @@ from typing import Any
 import numpy as np
 
 from ci_triage.contracts.d2t import VocabMapping
+from ci_triage.contracts.d2t_engines import CheckpointFacts
+from ci_triage.contracts.torch_archive import TorchArchiveError, load_tensors
 
 CONFIG_NAME = "config.json"
 SINGLE_FILE_NAME = "model.safetensors"
 SHARD_INDEX_NAME = "model.safetensors.index.json"
+BIN_FILE_NAME = "pytorch_model.bin"
+BIN_SHARD_INDEX_NAME = "pytorch_model.bin.index.json"
 BACKUP_SUFFIX = ".bak"
-TORCH_MISSING = "reading .pt needs torch (pip install torch)"
+# Kept for callers of the old name; torch is needed only for legacy (pre-zip) torch files.
+TORCH_MISSING = "legacy (pre-zip) torch serialization; reading it needs torch"
+
+# Trainer side files that sit next to weights and are not weights (the list vLLM's and
+# SGLang's filter_files_not_needed_for_inference skip).
+_NOT_WEIGHTS = ("training_args.bin", "optimizer.bin", "optimizer.pt", "scheduler.pt",
+                "scaler.pt")
+
+# Layouts whose tensors live in torch files; fix never writes these.
+TORCH_LAYOUTS = frozenset({"pt", "bin_directory", "sharded_bin_directory"})
 
 # A safetensors header is JSON; anything this large is a corrupt length prefix, not a header.
 _MAX_HEADER_BYTES = 100 * 1024 * 1024
 
 # safetensors dtype tag -> little-endian numpy dtype, for the integer types a d2t can have.
-_INTEGER_DTYPES = {
+INTEGER_DTYPES = {
     "I8": "i1",
     "I16": "<i2",
     "I32": "<i4",
@@ -61,11 +73,18 @@ class TensorLocation:
 @dataclass(frozen=True, eq=False)
 class LoadedMapping:
     path: Path  # as given on the command line
-    layout: str  # "hf_directory", "sharded_hf_directory", "safetensors", "npz", "pt"
+    # "hf_directory", "sharded_hf_directory", "bin_directory", "sharded_bin_directory",
+    # "safetensors", "npz", "pt"
+    layout: str
     mapping: VocabMapping
-    d2t_location: TensorLocation
+    d2t_location: TensorLocation | None  # None: the checkpoint stores no d2t
     t2d_location: TensorLocation | None
     sizes_from: str  # where vocab_size/draft_vocab_size came from, for the report
+    # "hf" (sizes at the top level), "speculators" (vllm-project/speculators: the target
+    # vocabulary under transformer_layer_config), or None (no config.json)
+    config_format: str | None = None
+    # A checkpoint directory an engine is pointed at; a lone tensor or mapping file is not.
+    is_engine_checkpoint: bool = False
 
 
 @dataclass(frozen=True)
@@ -88,6 +107,11 @@ def find_tensor_key(keys: Iterable[str], short_name: str) -> str | None:
             f"several tensors named {short_name}: {', '.join(suffixed[:5])}; keep one per file"
         )
     return suffixed[0] if suffixed else None
+
+
+def _mapping_keys(keys: list[str]) -> dict[str, str]:
+    found = {name: find_tensor_key(keys, name) for name in ("d2t", "t2d")}
+    return {name: key for name, key in found.items() if key is not None}
 
 
 # --- safetensors header -----------------------------------------------------------------------
@@ -114,23 +138,26 @@ def read_safetensors_header(file: Path) -> tuple[int, dict[str, Any]]:
     return header_length, header
 
 
-def _read_safetensors(
-    file: Path, short_names: tuple[str, ...]
-) -> dict[str, tuple[str, np.ndarray]]:
-    """{short name: (full key, array)} for the names present; other tensors are not decoded."""
+def _safetensors_tensors(file: Path, choose: Callable[[list[str]], dict[str, str]]
+                         ) -> dict[str, tuple[str, np.ndarray]]:
+    """{short name: (full key, array)} for the keys ``choose`` picks; others stay undecoded."""
     from safetensors import safe_open
 
-    found: dict[str, tuple[str, np.ndarray]] = {}
+    read_safetensors_header(file)  # a clear message for truncated or foreign files
     with safe_open(str(file), framework="numpy") as handle:
-        keys = list(handle.keys())
-        for short_name in short_names:
-            key = find_tensor_key(keys, short_name)
-            if key is not None:
-                found[short_name] = (key, handle.get_tensor(key))
-    return found
+        chosen = choose(list(handle.keys()))
+        return {short: (key, handle.get_tensor(key)) for short, key in chosen.items()}
 
 
-# --- sizes ------------------------------------------------------------------------------------
+def _torch_tensors(file: Path, choose: Callable[[list[str]], dict[str, str]]
+                   ) -> dict[str, tuple[str, np.ndarray]]:
+    try:
+        return load_tensors(file, choose)
+    except TorchArchiveError as error:
+        raise D2tInputError(str(error)) from None
+
+
+# --- config and sizes -------------------------------------------------------------------------
 
 
 def _read_config(directory: Path) -> dict[str, Any] | None:
@@ -146,37 +173,58 @@ def _read_config(directory: Path) -> dict[str, Any] | None:
     return config
 
 
-def _config_size(config: dict[str, Any] | None, name: str) -> int | None:
+def config_format(config: dict[str, Any] | None) -> str | None:
     if config is None:
         return None
-    # Multimodal configs nest the language model's sizes under text_config.
-    for scope in (config, config.get("text_config")):
-        if isinstance(scope, dict) and isinstance(scope.get(name), int) and not isinstance(
-            scope.get(name), bool
-        ):
-            return int(scope[name])
+    # speculators' SpeculatorModelConfig.to_dict writes speculators_model_type and nests the
+    # verifier's layer config (vocab_size included) under transformer_layer_config.
+    return "speculators" if "speculators_model_type" in config else "hf"
+
+
+def _config_size(config: dict[str, Any] | None, name: str) -> tuple[int, str] | None:
+    if config is None:
+        return None
+    # Multimodal configs nest the language model's sizes under text_config; speculators
+    # configs keep vocab_size under transformer_layer_config (vLLM's
+    # SpeculatorsConfig.extract_transformers_pre_trained_config starts from that dict).
+    for scope_name in (None, "text_config", "transformer_layer_config"):
+        scope = config if scope_name is None else config.get(scope_name)
+        value = scope.get(name) if isinstance(scope, dict) else None
+        if isinstance(value, int) and not isinstance(value, bool):
+            label = CONFIG_NAME if scope_name is None else f"{CONFIG_NAME} {scope_name}"
+            return int(value), label
     return None
+
+
+def describes_drafter(config: dict[str, Any] | None) -> bool:
+    """Whether a config.json is an EAGLE-3 style drafter's, so a missing d2t is a choice."""
+    if config is None:
+        return False
+    architectures = config.get("architectures")
+    names = architectures if isinstance(architectures, list) else []
+    return ("draft_vocab_size" in config or "speculators_model_type" in config
+            or any(isinstance(name, str) and "eagle" in name.lower() for name in names))
 
 
 def resolve_sizes(
     overrides: SizeOverrides,
     config: dict[str, Any] | None,
     stored: dict[str, int],
-    d2t: np.ndarray,
+    d2t: np.ndarray | None,
     t2d: np.ndarray | None,
 ) -> tuple[int, int, str]:
     """(vocab_size, draft_vocab_size, where from): flags, then config.json, then values stored
     with the tensors, then the tensor lengths themselves (which makes the length checks moot,
-    so the source is named in the report)."""
+    so the source is named in the report). With no d2t and no draft_vocab_size anywhere the
+    draft is full-vocabulary, as vLLM's and SGLang's EAGLE-3 models default it."""
     sources = []
 
-    def pick(name: str, fallback: int | None, fallback_label: str) -> int:
-        for value, label in (
-            (getattr(overrides, name), "command line"),
-            (_config_size(config, name), CONFIG_NAME),
-            (stored.get(name), "stored with the tensors"),
-            (fallback, fallback_label),
-        ):
+    def pick(name: str, fallbacks: list[tuple[int | None, str]]) -> int:
+        from_config = _config_size(config, name)
+        candidates = [(getattr(overrides, name), "command line"),
+                      (from_config[0], from_config[1]) if from_config else (None, ""),
+                      (stored.get(name), "stored with the tensors"), *fallbacks]
+        for value, label in candidates:
             if value is not None:
                 sources.append(f"{name} from {label}")
                 return int(value)
@@ -186,9 +234,13 @@ def resolve_sizes(
         )
 
     t2d_length = int(t2d.shape[0]) if t2d is not None and t2d.ndim == 1 else None
-    d2t_length = int(d2t.shape[0]) if d2t.ndim == 1 else None
-    vocab_size = pick("vocab_size", t2d_length, "the t2d length")
-    draft_vocab_size = pick("draft_vocab_size", d2t_length, "the d2t length")
+    d2t_length = int(d2t.shape[0]) if d2t is not None and d2t.ndim == 1 else None
+    vocab_size = pick("vocab_size", [(t2d_length, "the t2d length")])
+    draft_vocab_size = pick("draft_vocab_size", [
+        (d2t_length, "the d2t length"),
+        (vocab_size if d2t is None else None, "vocab_size (no d2t and no draft_vocab_size: "
+                                             "a full-vocabulary draft)"),
+    ])
     return vocab_size, draft_vocab_size, ", ".join(sources)
 
 
@@ -213,14 +265,24 @@ def _load_mapping(path: Path, overrides: SizeOverrides) -> LoadedMapping:
         return _load_directory(path, overrides)
     suffix = path.suffix.lower()
     if suffix == ".safetensors":
-        return _load_safetensors_file(path, overrides, layout="safetensors", config_dir=path.parent)
+        tensors = _located(path, _safetensors_tensors(path, _mapping_keys))
+        return _build(path, "safetensors", tensors, overrides, _read_config(path.parent), {},
+                      engine_checkpoint=False)
     if suffix == ".npz":
         return _load_npz(path, overrides)
     if suffix in (".pt", ".pth", ".bin"):
-        return _load_torch(path, overrides)
+        tensors = _located(path, _torch_tensors(path, _mapping_keys))
+        return _build(path, "pt", tensors, overrides, _read_config(path.parent), {},
+                      engine_checkpoint=False)
     raise D2tInputError(
-        f"{path}: unsupported input; expected a checkpoint directory, .safetensors, .npz or .pt"
+        f"{path}: unsupported input; expected a checkpoint directory, .safetensors, .npz, "
+        ".bin or .pt"
     )
+
+
+def _located(file: Path, found: dict[str, tuple[str, np.ndarray]]
+             ) -> dict[str, tuple[TensorLocation, np.ndarray]]:
+    return {short: (TensorLocation(file, key), array) for short, (key, array) in found.items()}
 
 
 def _build(
@@ -230,10 +292,17 @@ def _build(
     overrides: SizeOverrides,
     config: dict[str, Any] | None,
     stored_sizes: dict[str, int],
+    engine_checkpoint: bool,
 ) -> LoadedMapping:
-    if "d2t" not in tensors:
-        raise D2tInputError(f"{path}: no d2t tensor (looked for 'd2t' and '<prefix>.d2t')")
-    d2t_location, d2t = tensors["d2t"]
+    if "d2t" not in tensors and not (engine_checkpoint and describes_drafter(config)):
+        # A lone file without d2t, or a directory whose config is no drafter's, is not a
+        # drafter checkpoint at all; a drafter directory may omit d2t (full vocabulary).
+        where = "" if engine_checkpoint else " (a mapping file must store d2t)"
+        raise D2tInputError(
+            f"{path}: no d2t tensor (looked for 'd2t' and '<prefix>.d2t'){where}"
+            + ("; config.json does not describe an EAGLE-3 drafter" if engine_checkpoint else "")
+        )
+    d2t_location, d2t = tensors.get("d2t", (None, None))
     t2d_location, t2d = tensors.get("t2d", (None, None))
     vocab_size, draft_vocab_size, sizes_from = resolve_sizes(
         overrides, config, stored_sizes, d2t, t2d
@@ -245,51 +314,67 @@ def _build(
         d2t_location=d2t_location,
         t2d_location=t2d_location,
         sizes_from=sizes_from,
+        config_format=config_format(config),
+        is_engine_checkpoint=engine_checkpoint and config is not None,
     )
 
 
-def _load_safetensors_file(
-    file: Path, overrides: SizeOverrides, layout: str, config_dir: Path
-) -> LoadedMapping:
-    read_safetensors_header(file)  # a clear message for truncated or foreign files
-    found = _read_safetensors(file, ("d2t", "t2d"))
-    tensors = {name: (TensorLocation(file, key), array) for name, (key, array) in found.items()}
-    return _build(file, layout, tensors, overrides, _read_config(config_dir), {})
+def _single_weights_file(directory: Path) -> tuple[Path, str] | None:
+    """The one weights file of an unsharded directory, safetensors before .bin."""
+    for preferred, pattern, reader_kind in ((SINGLE_FILE_NAME, "*.safetensors", "safetensors"),
+                                            (BIN_FILE_NAME, "*.bin", "bin")):
+        if (directory / preferred).is_file():
+            return directory / preferred, reader_kind
+        candidates = sorted(file for file in directory.glob(pattern)
+                            if file.name not in _NOT_WEIGHTS)
+        if len(candidates) > 1:
+            raise D2tInputError(
+                f"{directory}: {len(candidates)} {pattern} files and no {preferred} or index; "
+                "cannot tell which one the engine loads"
+            )
+        if candidates:
+            return candidates[0], reader_kind
+    return None
 
 
 def _load_directory(directory: Path, overrides: SizeOverrides) -> LoadedMapping:
     config = _read_config(directory)
-    index_file = directory / SHARD_INDEX_NAME
-    if index_file.is_file():
-        return _load_sharded(directory, index_file, config, overrides)
-    single = directory / SINGLE_FILE_NAME
-    if not single.is_file():
-        candidates = sorted(directory.glob("*.safetensors"))
-        if len(candidates) != 1:
-            raise D2tInputError(
-                f"{directory}: no {SINGLE_FILE_NAME} or {SHARD_INDEX_NAME} "
-                f"({len(candidates)} other .safetensors files)"
-            )
-        single = candidates[0]
-    loaded = _load_safetensors_file(single, overrides, "hf_directory", directory)
-    return LoadedMapping(
-        directory, loaded.layout, loaded.mapping, loaded.d2t_location, loaded.t2d_location,
-        loaded.sizes_from,
-    )
+    for index_name, reader, layout in (
+        (SHARD_INDEX_NAME, _safetensors_tensors, "sharded_hf_directory"),
+        (BIN_SHARD_INDEX_NAME, _torch_tensors, "sharded_bin_directory"),
+    ):
+        # An index wins over loose files; a safetensors index over a .bin one.
+        if (directory / index_name).is_file() and (
+            index_name == SHARD_INDEX_NAME or not (directory / SINGLE_FILE_NAME).is_file()
+        ):
+            tensors = _load_sharded(directory, directory / index_name, reader)
+            return _build(directory, layout, tensors, overrides, config, {},
+                          engine_checkpoint=True)
+    single = _single_weights_file(directory)
+    if single is None:
+        raise D2tInputError(
+            f"{directory}: no weights: looked for {SINGLE_FILE_NAME}, {SHARD_INDEX_NAME}, "
+            f"{BIN_FILE_NAME}, {BIN_SHARD_INDEX_NAME}"
+        )
+    file, kind = single
+    reader = _safetensors_tensors if kind == "safetensors" else _torch_tensors
+    layout = "hf_directory" if kind == "safetensors" else "bin_directory"
+    tensors = _located(file, reader(file, _mapping_keys))
+    return _build(directory, layout, tensors, overrides, config, {}, engine_checkpoint=True)
 
 
 def _load_sharded(
-    directory: Path, index_file: Path, config: dict[str, Any] | None, overrides: SizeOverrides
-) -> LoadedMapping:
+    directory: Path,
+    index_file: Path,
+    reader: Callable[[Path, Callable[[list[str]], dict[str, str]]],
+                     dict[str, tuple[str, np.ndarray]]],
+) -> dict[str, tuple[TensorLocation, np.ndarray]]:
     index = json.loads(index_file.read_text(encoding="utf-8"))
     weight_map = index.get("weight_map") if isinstance(index, dict) else None
     if not isinstance(weight_map, dict):
         raise D2tInputError(f"{index_file}: no weight_map")
     tensors: dict[str, tuple[TensorLocation, np.ndarray]] = {}
-    for short_name in ("d2t", "t2d"):
-        key = find_tensor_key(weight_map, short_name)
-        if key is None:
-            continue
+    for short_name, key in _mapping_keys(list(weight_map)).items():
         shard = (directory / str(weight_map[key])).resolve()
         if directory.resolve() not in shard.parents:
             raise D2tInputError(
@@ -297,150 +382,38 @@ def _load_sharded(
             )
         if not shard.is_file():
             raise D2tInputError(f"{index_file}: shard {weight_map[key]} for {key} is missing")
-        read_safetensors_header(shard)
-        from safetensors import safe_open
 
-        with safe_open(str(shard), framework="numpy") as handle:
-            if key not in handle.keys():
-                raise D2tInputError(f"{shard}: index names {key} but the shard lacks it")
-            location = TensorLocation(directory / str(weight_map[key]), key)
-            tensors[short_name] = (location, handle.get_tensor(key))
-    return _build(directory, "sharded_hf_directory", tensors, overrides, config, {})
+        def only(keys: list[str], wanted: str = key) -> dict[str, str]:
+            if wanted not in keys:
+                raise D2tInputError(f"{shard}: index names {wanted} but the shard lacks it")
+            return {"tensor": wanted}
+
+        _, array = reader(shard, only)["tensor"]
+        tensors[short_name] = (TensorLocation(directory / str(weight_map[key]), key), array)
+    return tensors
 
 
 def _load_npz(file: Path, overrides: SizeOverrides) -> LoadedMapping:
     with np.load(file, allow_pickle=False) as archive:
         names = list(archive.files)
         arrays = {name: archive[name] for name in names}
-    tensors = {}
-    for short_name in ("d2t", "t2d"):
-        key = find_tensor_key(names, short_name)
-        if key is not None:
-            tensors[short_name] = (TensorLocation(file, key), arrays[key])
+    tensors = {short: (TensorLocation(file, key), arrays[key])
+               for short, key in _mapping_keys(names).items()}
     # A standalone mapping may carry its sizes as 0-d arrays next to the tensors.
     stored_sizes = {
         name: int(arrays[name])
         for name in ("vocab_size", "draft_vocab_size")
         if name in arrays and arrays[name].ndim == 0
     }
-    return _build(file, "npz", tensors, overrides, _read_config(file.parent), stored_sizes)
+    return _build(file, "npz", tensors, overrides, _read_config(file.parent), stored_sizes,
+                  engine_checkpoint=False)
 
 
-def _import_torch() -> Any:
-    try:
-        import torch
-    except ImportError:
-        raise D2tInputError(TORCH_MISSING) from None
-    return torch
-
-
-def _load_torch(file: Path, overrides: SizeOverrides) -> LoadedMapping:
-    torch = _import_torch()
-    # weights_only: a checkpoint from a PR must not run pickled code on the CI runner.
-    state = torch.load(str(file), map_location="cpu", weights_only=True)
-    if isinstance(state, dict) and isinstance(state.get("state_dict"), dict):
-        state = state["state_dict"]
-    if not isinstance(state, dict):
-        raise D2tInputError(f"{file}: not a state dict")
-    tensors = {}
-    for short_name in ("d2t", "t2d"):
-        key = find_tensor_key([k for k in state if isinstance(k, str)], short_name)
-        if key is not None and torch.is_tensor(state[key]):
-            tensors[short_name] = (TensorLocation(file, key), state[key].cpu().numpy())
-    return _build(file, "pt", tensors, overrides, _read_config(file.parent), {})
-
-
-# --- writing ----------------------------------------------------------------------------------
-
-
-def overwrite_safetensors_tensor(file: Path, key: str, values: np.ndarray) -> None:
-    """Overwrite one tensor's bytes in place; dtype and shape must match what is stored."""
-    header_length, header = read_safetensors_header(file)
-    entry = header.get(key)
-    if not isinstance(entry, dict):
-        raise D2tInputError(f"{file}: no tensor {key}")
-    numpy_dtype = _INTEGER_DTYPES.get(entry.get("dtype"))
-    if numpy_dtype is None or list(entry.get("shape", [])) != list(values.shape):
-        raise D2tInputError(
-            f"{file}: {key} is {entry.get('dtype')} {entry.get('shape')}, cannot write "
-            f"{values.dtype} {list(values.shape)} over it"
-        )
-    begin, end = entry["data_offsets"]
-    payload = np.ascontiguousarray(values.astype(numpy_dtype)).tobytes()
-    if len(payload) != end - begin:
-        raise D2tInputError(f"{file}: {key} occupies {end - begin} bytes, new value {len(payload)}")
-    with open(file, "r+b") as stream:
-        stream.seek(8 + header_length + begin)
-        stream.write(payload)
-
-
-def _npz_is_compressed(file: Path) -> bool:
-    with zipfile.ZipFile(file) as archive:
-        return any(info.compress_type != zipfile.ZIP_STORED for info in archive.infolist())
-
-
-def _write_npz(source: Path, destination: Path, key: str, values: np.ndarray) -> None:
-    with np.load(source, allow_pickle=False) as archive:
-        arrays = {name: archive[name] for name in archive.files}
-    arrays[key] = values
-    save = np.savez_compressed if _npz_is_compressed(source) else np.savez
-    with open(destination, "wb") as stream:  # a file object stops numpy appending ".npz"
-        save(stream, **arrays)
-
-
-def _write_repaired_file(
-    source: Path, destination: Path, location: TensorLocation, values: np.ndarray
-) -> None:
-    """Write ``source`` with d2t replaced to ``destination`` via a temporary file and a rename,
-    so a crash leaves either the old file or the new one, and a symlinked blob is never edited."""
-    temporary = destination.with_name(destination.name + ".d2t-tmp")
-    try:
-        if source.suffix.lower() == ".npz":
-            _write_npz(source, temporary, location.key, values)
-        else:
-            shutil.copyfile(source, temporary)
-            overwrite_safetensors_tensor(temporary, location.key, values)
-        os.replace(temporary, destination)
-    finally:
-        temporary.unlink(missing_ok=True)
-
-
-def _refuse_torch_write(loaded: LoadedMapping) -> None:
-    if loaded.layout == "pt":
-        raise D2tInputError(
-            f"{loaded.path}: fix writes safetensors and .npz only; "
-            "export the .pt to safetensors first"
-        )
-
-
-def write_repaired_copy(loaded: LoadedMapping, new_d2t: np.ndarray, output: Path) -> list[Path]:
-    """Write a repaired copy to ``output`` (a file, or a directory for directory inputs).
-    Returns the files whose bytes changed."""
-    _refuse_torch_write(loaded)
-    if output.exists():
-        raise D2tInputError(f"{output}: already exists; choose a new --output")
-    source = loaded.path
-    if source.is_dir():
-        shutil.copytree(source, output)  # config, index, tokenizer and untouched shards as-is
-        relative = loaded.d2t_location.file.relative_to(source)
-        changed = output / relative
-        location = TensorLocation(changed, loaded.d2t_location.key)
-        _write_repaired_file(changed, changed, location, new_d2t)
-        return [changed]
-    if output.suffix.lower() != source.suffix.lower():
-        raise D2tInputError(f"{output}: must keep the input's extension {source.suffix}")
-    _write_repaired_file(source, output, loaded.d2t_location, new_d2t)
-    return [output]
-
-
-def write_repaired_in_place(loaded: LoadedMapping, new_d2t: np.ndarray) -> tuple[Path, Path]:
-    """Repair the file holding d2t in place after copying it to ``<file>.bak``.
-    Returns (changed file, backup)."""
-    _refuse_torch_write(loaded)
-    target = loaded.d2t_location.file
-    backup = target.with_name(target.name + BACKUP_SUFFIX)
-    if backup.exists():
-        raise D2tInputError(f"{backup}: backup already exists; move it away first")
-    shutil.copyfile(target, backup)
-    _write_repaired_file(target, target, loaded.d2t_location, new_d2t)
-    return target, backup
+def checkpoint_facts(loaded: LoadedMapping) -> CheckpointFacts:
+    """What the engine checks need to know about a loaded checkpoint."""
+    return CheckpointFacts(
+        is_engine_checkpoint=loaded.is_engine_checkpoint,
+        config_format=loaded.config_format,
+        d2t_key=loaded.d2t_location.key if loaded.d2t_location else None,
+        mapping=loaded.mapping,
+    )

@@ -20,6 +20,7 @@ SAFETENSORS_DTYPES = {
     np.dtype("int64"): "I64",
     np.dtype("int32"): "I32",
     np.dtype("bool"): "BOOL",
+    np.dtype("uint8"): "U8",
     np.dtype("float32"): "F32",
     np.dtype("float16"): "F16",
 }
@@ -80,10 +81,12 @@ def write_config(directory: Path, vocab_size: int, draft_vocab_size: int) -> Non
 
 
 def write_hf_checkpoint(directory: Path, d2t: np.ndarray, t2d: np.ndarray | None,
-                        vocab_size: int, prefix: str = "model.", with_bf16: bool = False) -> Path:
+                        vocab_size: int, prefix: str = "", with_bf16: bool = False) -> Path:
+    """``prefix`` goes before d2t/t2d; real producers store them unprefixed, which is the only
+    name vLLM loads (see d2t_engines)."""
     directory.mkdir(parents=True)
     write_config(directory, vocab_size, int(d2t.shape[0]))
-    tensors = {**other_tensors(prefix, with_bf16), f"{prefix}d2t": d2t}
+    tensors = {**other_tensors("model.", with_bf16), f"{prefix}d2t": d2t}
     if t2d is not None:
         tensors[f"{prefix}t2d"] = t2d
     write_safetensors(directory / "model.safetensors", tensors, METADATA)
@@ -113,9 +116,9 @@ def sharded_legacy_checkpoint(directory: Path) -> Path:
     """Two shards; t2d in the first, the legacy d2t in the second."""
     directory.mkdir(parents=True)
     write_config(directory, FULL_VOCAB, FULL_VOCAB)
-    first = {**other_tensors(), "model.t2d": np.ones(FULL_VOCAB, dtype=bool)}
-    second = {"model.lm_head.weight": np.arange(12, dtype=np.float32).reshape(3, 4),
-              "model.d2t": np.arange(FULL_VOCAB, dtype=np.int64)}
+    first = {**other_tensors(), "t2d": np.ones(FULL_VOCAB, dtype=bool)}
+    second = {"lm_head.weight": np.arange(12, dtype=np.float32).reshape(3, 4),
+              "d2t": np.arange(FULL_VOCAB, dtype=np.int64)}
     shard_names = ["model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"]
     write_safetensors(directory / shard_names[0], first, METADATA)
     write_safetensors(directory / shard_names[1], second, METADATA)
@@ -128,6 +131,15 @@ def sharded_legacy_checkpoint(directory: Path) -> Path:
 def missing_tensors_checkpoint(directory: Path) -> Path:
     directory.mkdir(parents=True)
     write_config(directory, FULL_VOCAB, FULL_VOCAB)
+    write_safetensors(directory / "model.safetensors", other_tensors(), METADATA)
+    return directory
+
+
+def not_a_drafter_checkpoint(directory: Path) -> Path:
+    """A model directory whose config names no drafter and which stores no d2t."""
+    directory.mkdir(parents=True)
+    (directory / "config.json").write_text(json.dumps(
+        {"architectures": ["LlamaForCausalLM"], "vocab_size": FULL_VOCAB}))
     write_safetensors(directory / "model.safetensors", other_tensors(), METADATA)
     return directory
 
@@ -145,6 +157,7 @@ ALL_FIXTURES = {
     "legacy_reduced": legacy_reduced_vocab_checkpoint,
     "sharded_legacy": sharded_legacy_checkpoint,
     "missing_tensors": missing_tensors_checkpoint,
+    "not_a_drafter": not_a_drafter_checkpoint,
     "corrupt": corrupt_checkpoint,
 }
 

@@ -7,6 +7,7 @@ import time
 import numpy as np
 import pytest
 
+from ci_triage.contracts.d2t_cli import report_to_dict
 from ci_triage.contracts.d2t import (
     CHECK_NAMES,
     D2T_SHAPE_AND_DTYPE,
@@ -26,7 +27,6 @@ from ci_triage.contracts.d2t import (
     offsets_from_used_tokens,
     reference_mapping,
     repair_mapping,
-    report_to_dict,
 )
 
 SEED_USED_TOKENS = [3, 9, 17, 21]
@@ -145,13 +145,14 @@ def test_t2d_of_wrong_length_fails_its_shape_check_and_skips_dependants():
     assert report.check(T2D_TRUE_COUNT).skipped
 
 
-def test_integer_t2d_of_zeros_and_ones_is_accepted_as_a_mask():
-    t2d = np.ones(32, np.int64)
-    assert check_mapping(VocabMapping(np.zeros(32, np.int64), t2d, 32, 32)).ok
-    t2d[0] = 2
-    assert not check_mapping(VocabMapping(np.zeros(32, np.int64), t2d, 32, 32)).check(
-        T2D_SHAPE_AND_DTYPE
-    ).passed
+@pytest.mark.parametrize("dtype", [np.int64, np.uint8, np.int8])
+def test_integer_t2d_of_zeros_and_ones_is_refused(dtype):
+    # EAGLE's training indexes target_head[..., t2d]: an integer t2d gathers ids 0/1.
+    report = check_mapping(VocabMapping(np.zeros(32, np.int64), np.ones(32, dtype), 32, 32))
+    shape_check = report.check(T2D_SHAPE_AND_DTYPE)
+    assert not shape_check.passed and "not bool" in shape_check.detail
+    assert report.check(T2D_TRUE_COUNT).skipped
+    assert check_mapping(VocabMapping(np.zeros(32, np.int64), np.ones(32, bool), 32, 32)).ok
 
 
 def test_duplicate_engine_id_names_the_second_draft_id():

@@ -37,7 +37,9 @@ def invoke(*args: str | Path):
         ("legacy_full", 1),
         ("legacy_reduced", 1),
         ("sharded_legacy", 1),
-        ("missing_tensors", 2),
+        # A full-vocabulary drafter without d2t: the engines use the identity.
+        ("missing_tensors", 0),
+        ("not_a_drafter", 2),
         ("corrupt", 2),
     ],
 )
@@ -105,7 +107,7 @@ def test_fix_directory_writes_a_passing_copy_with_other_tensors_untouched(
     result = invoke("fix", source, "--output", output)
     assert result.exit_code == 0, result.output
     assert invoke("check", output).exit_code == 0
-    assert_repaired_copy(source / "model.safetensors", output / "model.safetensors", "model.d2t")
+    assert_repaired_copy(source / "model.safetensors", output / "model.safetensors", "d2t")
     assert (output / "config.json").read_bytes() == (source / "config.json").read_bytes()
     assert invoke("check", source).exit_code == 1  # the input is never touched
 
@@ -114,7 +116,7 @@ def test_fix_of_full_vocabulary_arange_writes_zeros(checkpoints, tmp_path):
     output = tmp_path / "fixed.safetensors"
     source = checkpoints["legacy_full"] / "model.safetensors"
     assert invoke("fix", source, "-o", output).exit_code == 0
-    assert tensor_bytes(output)["model.d2t"] == np.zeros(FULL_VOCAB, "<i8").tobytes()
+    assert tensor_bytes(output)["d2t"] == np.zeros(FULL_VOCAB, "<i8").tobytes()
 
 
 def test_fix_of_a_single_file_needs_no_config_beside_the_output(tmp_path):
@@ -139,7 +141,7 @@ def test_fix_sharded_rewrites_only_the_shard_holding_d2t(checkpoints, tmp_path):
     for name in ("config.json", "model.safetensors.index.json", "model-00001-of-00002.safetensors"):
         assert (output / name).read_bytes() == (source / name).read_bytes(), name
     assert_repaired_copy(source / "model-00002-of-00002.safetensors",
-                         output / "model-00002-of-00002.safetensors", "model.d2t")
+                         output / "model-00002-of-00002.safetensors", "d2t")
 
 
 def test_fix_in_place_needs_a_backup_and_keeps_one(checkpoints, tmp_path):

@@ -89,3 +89,55 @@ def test_benchmark_prints_check_time_load_time_and_ratio():
     assert re.search(r"load \(d2t \+ t2d from safetensors\)\s+[\d.]+ ms", result.stdout)
     assert re.search(r"check / load ratio: [\d.]+", result.stdout)
     assert check_ms < 500
+
+
+ENGINE_CHECKS = ("loads_in_vllm", "loads_in_sglang")
+
+
+def test_engine_check_names_are_the_documented_ones():
+    from ci_triage.contracts.d2t_engines import ENGINE_CHECK_NAMES
+
+    assert ENGINE_CHECK_NAMES == ENGINE_CHECKS
+
+
+@pytest.mark.parametrize("check_name", ENGINE_CHECKS)
+def test_every_engine_check_and_the_engine_option_are_documented(check_name):
+    assert f"`{check_name}`" in DOCS
+    assert "--engine vllm|sglang|any" in DOCS and "--d2t-engine" in DOCS
+
+
+def test_docs_make_no_unsourced_arange_history_claim():
+    # No arange default was found in EAGLE, SpecForge, speculators or vLLM history.
+    assert "Drafters once defaulted" not in DOCS
+    assert "no\n`arange` default was found" in DOCS or "no `arange` default was found" in DOCS
+
+
+CONVENTION_ROWS = {
+    "SafeAILab/EAGLE (producer: training)": "eagle/traineagle3/cnets.py",
+    "SafeAILab/EAGLE (loader)": "eagle/model/ea_model.py",
+    "sgl-project/SpecForge (producer)": "specforge/data/preprocessing.py",
+    "vllm-project/speculators (producer)": "src/speculators/model.py",
+    "vLLM (engine)": "vllm/model_executor/models/llama_eagle3.py",
+    "SGLang (engine)": "python/sglang/srt/models/llama_eagle3.py",
+}
+
+
+@pytest.mark.parametrize("project, cited_file", CONVENTION_ROWS.items())
+def test_convention_table_has_a_cited_row_per_producer_and_engine(project, cited_file):
+    rows = [line for line in DOCS.splitlines() if line.startswith(f"| {project} |")]
+    assert len(rows) == 1, project
+    cells = rows[0].strip("|").split("|")
+    assert len(cells) == 8 and cited_file in cells[1]
+    # each row names the function it was read from, not just the file
+    assert re.search(r"`[A-Za-z_.]+\.(?:__init__|\w+)`|`\w+`", cells[1])
+
+
+def test_workflow_reads_bin_checkpoints_and_passes_the_engine():
+    paths = workflow_triggers()["pull_request"]["paths"]
+    assert "**/pytorch_model*.bin" in paths and "**/*.bin.index.json" in paths
+    job = WORKFLOW["jobs"]["d2t-contract"]
+    scripts = "\n".join(step.get("run", "") for step in job["steps"])
+    assert scripts.count('--engine "$D2T_ENGINE"') == 2
+    assert '--d2t-engine "$D2T_ENGINE"' in scripts
+    assert "D2T_ENGINE" in WORKFLOW["env"] and "engine" in (
+        workflow_triggers()["workflow_dispatch"]["inputs"])

@@ -8,28 +8,39 @@ import shutil
 import numpy as np
 import pytest
 
-from ci_triage.contracts.d2t import MappingKind, check_mapping
+from ci_triage.contracts.d2t import MappingKind, check_mapping, reference_mapping
 from ci_triage.contracts.d2t_io import (
-    TORCH_MISSING,
     D2tInputError,
     SizeOverrides,
     find_tensor_key,
     load_mapping,
-    overwrite_safetensors_tensor,
 )
+from ci_triage.contracts.d2t_write import overwrite_safetensors_tensor
 
 from .checkpoint_builders import (
     FULL_VOCAB,
     REDUCED_USED_TOKENS,
     tensor_bytes,
+    write_hf_checkpoint,
     write_safetensors,
 )
+from .torch_save_writer import write_torch_file
 
 
-def test_hf_directory_with_module_prefix(checkpoints):
+def test_module_prefixed_tensors_are_found(tmp_path):
+    mapping = reference_mapping(REDUCED_USED_TOKENS, FULL_VOCAB)
+    directory = write_hf_checkpoint(tmp_path / "prefixed", mapping.d2t, mapping.t2d,
+                                    FULL_VOCAB, prefix="model.")
+    loaded = load_mapping(directory)
+    assert loaded.d2t_location.key == "model.d2t"
+    assert loaded.t2d_location.key == "model.t2d"
+
+
+def test_hf_directory(checkpoints):
     loaded = load_mapping(checkpoints["good"])
     assert loaded.layout == "hf_directory"
-    assert loaded.d2t_location.key == "model.d2t"
+    assert loaded.config_format == "hf" and loaded.is_engine_checkpoint
+    assert loaded.d2t_location.key == "d2t"
     assert loaded.mapping.vocab_size == FULL_VOCAB
     assert loaded.mapping.draft_vocab_size == len(REDUCED_USED_TOKENS)
     assert "config.json" in loaded.sizes_from
@@ -78,9 +89,18 @@ def test_npz_mapping_with_stored_sizes(tmp_path):
     assert check_mapping(loaded.mapping).kind is MappingKind.ABSOLUTE_IDS
 
 
-def test_missing_d2t_is_an_input_error(checkpoints):
-    with pytest.raises(D2tInputError, match="no d2t tensor"):
-        load_mapping(checkpoints["missing_tensors"])
+def test_full_vocab_drafter_directory_without_d2t_loads_with_no_d2t(checkpoints):
+    loaded = load_mapping(checkpoints["missing_tensors"])
+    assert loaded.mapping.d2t is None and loaded.d2t_location is None
+    assert (loaded.mapping.vocab_size, loaded.mapping.draft_vocab_size) == (FULL_VOCAB, FULL_VOCAB)
+    assert check_mapping(loaded.mapping).ok
+
+
+def test_missing_d2t_outside_a_drafter_directory_is_an_input_error(checkpoints):
+    with pytest.raises(D2tInputError, match="does not describe an EAGLE-3 drafter"):
+        load_mapping(checkpoints["not_a_drafter"])
+    with pytest.raises(D2tInputError, match="a mapping file must store d2t"):
+        load_mapping(checkpoints["missing_tensors"] / "model.safetensors")
 
 
 @pytest.mark.parametrize("name", ["corrupt"])
@@ -126,51 +146,51 @@ def test_index_pointing_outside_the_checkpoint_is_refused(checkpoints, tmp_path)
     shutil.copytree(checkpoints["sharded_legacy"], copy)
     index_file = copy / "model.safetensors.index.json"
     index = json.loads(index_file.read_text())
-    index["weight_map"]["model.d2t"] = "../elsewhere.safetensors"
+    index["weight_map"]["d2t"] = "../elsewhere.safetensors"
     index_file.write_text(json.dumps(index))
     with pytest.raises(D2tInputError, match="outside the checkpoint"):
         load_mapping(copy)
 
 
 def test_tensor_names_with_and_without_prefix():
-    assert find_tensor_key(["d2t", "model.d2t"], "d2t") == "d2t"
+    assert find_tensor_key(["d2t", "d2t"], "d2t") == "d2t"
     assert find_tensor_key(["model.layers.0.w", "drafter.d2t"], "d2t") == "drafter.d2t"
     assert find_tensor_key(["model.notd2t"], "d2t") is None
     with pytest.raises(D2tInputError, match="several tensors"):
         find_tensor_key(["a.d2t", "b.d2t"], "d2t")
 
 
-def test_pt_needs_torch_or_loads(tmp_path):
+def test_pt_is_read_without_torch(tmp_path):
+    file = write_torch_file(tmp_path / "mapping.pt", {"d2t": np.zeros(8, np.int64),
+                                                      "t2d": np.ones(8, bool)})
+    loaded = load_mapping(file)
+    assert loaded.layout == "pt" and not loaded.is_engine_checkpoint
+    assert check_mapping(loaded.mapping).ok
+
+
+def test_legacy_non_zip_pt_is_a_one_line_error(tmp_path):
     file = tmp_path / "mapping.pt"
-    try:
-        import torch
-    except ImportError:
-        file.write_bytes(b"not read without torch")
-        with pytest.raises(D2tInputError) as raised:
-            load_mapping(file)
-        assert str(raised.value) == TORCH_MISSING
-        assert TORCH_MISSING == "reading .pt needs torch (pip install torch)"
-    else:
-        torch.save({"d2t": torch.zeros(8, dtype=torch.int64),
-                    "t2d": torch.ones(8, dtype=torch.bool)}, file)
-        assert check_mapping(load_mapping(file).mapping).ok
+    file.write_bytes(b"\x80\x02not a zip archive")
+    with pytest.raises(D2tInputError) as raised:
+        load_mapping(file)
+    assert "\n" not in str(raised.value)
 
 
 def test_overwrite_changes_only_the_named_tensor(checkpoints, tmp_path):
     file = tmp_path / "model.safetensors"
     shutil.copyfile(checkpoints["legacy_full"] / "model.safetensors", file)
     before = tensor_bytes(file)
-    overwrite_safetensors_tensor(file, "model.d2t", np.zeros(FULL_VOCAB, np.int64))
+    overwrite_safetensors_tensor(file, "d2t", np.zeros(FULL_VOCAB, np.int64))
     after = tensor_bytes(file)
-    assert after["model.d2t"] == bytes(8 * FULL_VOCAB)
-    assert {k: v for k, v in after.items() if k != "model.d2t"} == {
-        k: v for k, v in before.items() if k != "model.d2t"}
+    assert after["d2t"] == bytes(8 * FULL_VOCAB)
+    assert {k: v for k, v in after.items() if k != "d2t"} == {
+        k: v for k, v in before.items() if k != "d2t"}
 
 
 def test_overwrite_refuses_a_different_shape_or_a_float_tensor(checkpoints, tmp_path):
     file = tmp_path / "model.safetensors"
     shutil.copyfile(checkpoints["legacy_full"] / "model.safetensors", file)
     with pytest.raises(D2tInputError, match="cannot write"):
-        overwrite_safetensors_tensor(file, "model.d2t", np.zeros(3, np.int64))
+        overwrite_safetensors_tensor(file, "d2t", np.zeros(3, np.int64))
     with pytest.raises(D2tInputError, match="cannot write"):
         overwrite_safetensors_tensor(file, "model.norm.weight", np.zeros(8, np.int64))

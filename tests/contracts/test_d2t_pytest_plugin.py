@@ -39,14 +39,17 @@ def run_child(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch):
 
 def test_good_checkpoint_becomes_passing_tests(run_child, checkpoints):
     result = run_child("--d2t-checkpoint", checkpoints["good"], "-v")
-    # loads + 8 checks + round trip; full_vocab_is_identity is skipped for a reduced draft
-    result.assert_outcomes(passed=9, skipped=1)
+    # loads + 8 checks + loads_in_vllm + loads_in_sglang + round trip;
+    # full_vocab_is_identity is skipped for a reduced draft
+    result.assert_outcomes(passed=11, skipped=1)
+    result.stdout.fnmatch_lines(["*d2t-contract::loads_in_vllm*PASSED*"])
     result.stdout.fnmatch_lines(["*d2t-contract::engine_ids_in_vocab*PASSED*"])
 
 
 def test_legacy_checkpoint_fails_the_named_checks(run_child, checkpoints):
     result = run_child("--d2t-checkpoint", checkpoints["legacy_full"])
-    result.assert_outcomes(passed=6, failed=4)
+    # both engines load it (the mapping is wrong, not unloadable)
+    result.assert_outcomes(passed=8, failed=4)
     result.stdout.fnmatch_lines([
         "*engine_ids_in_vocab: 32 of 64 engine target ids outside*",
         "*max engine target id = 126 (vocab_size=64)*",
@@ -57,7 +60,7 @@ def test_legacy_checkpoint_fails_the_named_checks(run_child, checkpoints):
 
 
 def test_unreadable_checkpoint_is_one_failing_test(run_child, checkpoints):
-    result = run_child("--d2t-checkpoint", checkpoints["missing_tensors"])
+    result = run_child("--d2t-checkpoint", checkpoints["not_a_drafter"])
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*cannot check: *no d2t tensor*"])
 
@@ -66,7 +69,8 @@ def test_repeatable_and_selectable_by_marker(run_child, pytester, checkpoints):
     pytester.makepyfile(test_unrelated="def test_unrelated(): pass")
     result = run_child("-m", "d2t", "--d2t-checkpoint", checkpoints["good"],
                        "--d2t-checkpoint", checkpoints["sharded_legacy"])
-    result.assert_outcomes(passed=15, failed=4, skipped=1, deselected=1)
+    # 8 contract checks + 2 engine checks + loads + round trip per checkpoint
+    result.assert_outcomes(passed=19, failed=4, skipped=1, deselected=1)
 
 
 def test_without_the_option_nothing_is_added(run_child, pytester):
@@ -77,8 +81,9 @@ def test_without_the_option_nothing_is_added(run_child, pytester):
 def test_size_options_reach_the_loader(run_child, pytester):
     np.savez(pytester.path / "mapping.npz", d2t=np.zeros(8, np.int64))
     result = run_child("--d2t-checkpoint", "mapping.npz", "--d2t-vocab-size", "8")
-    # no t2d: the t2d shape check, the two t2d checks and the round trip are skipped
-    result.assert_outcomes(passed=6, skipped=4)
+    # no t2d: the t2d shape check, the two t2d checks and the round trip are skipped; a lone
+    # mapping file is no engine checkpoint, so both engine checks are skipped too
+    result.assert_outcomes(passed=6, skipped=6)
 
 
 def test_round_trip_fixture_for_producers(run_child, pytester):
@@ -108,4 +113,4 @@ def test_plugin_works_in_a_real_subprocess(pytester, monkeypatch, checkpoints):
     monkeypatch.delenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", raising=False)
     result = pytester.runpytest_subprocess(
         *plugin_args(), "-p", "no:cacheprovider", "--d2t-checkpoint", checkpoints["legacy_reduced"])
-    result.assert_outcomes(passed=5, failed=4, skipped=1)
+    result.assert_outcomes(passed=7, failed=4, skipped=1)
