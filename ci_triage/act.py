@@ -8,6 +8,9 @@ Idempotence has three guards, strongest first, because a GitHub Action keeps no 
 2. The sticky comment's state records every rerun by run and attempt.
 3. The local store holds one claim per run attempt, so invocations on one machine rerun once.
 Every rerun request, refusal and comment write is recorded in the store's audit log.
+
+What to rerun, who may ask and what to answer is decided by `core.decide.actions` (pure); this module
+reads what those decisions need, carries out their answer and records it.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 from ci_triage.core.decide.comment_state import (
     CommentState,
@@ -23,21 +26,25 @@ from ci_triage.core.decide.comment_state import (
     find_sticky,
     parse_comment,
 )
+from ci_triage.core.decide.actions import (
+    authorize,
+    cooldown_refusal,
+    plan_command,
+    plan_run_event,
+    pr_of_run,
+    rerun_overtaken,
+    rerun_reply,
+    screen_comment,
+)
 from ci_triage.core.decide.rerun import RerunPlan, plan_reruns
 from ci_triage.core.github.convert import run_from_payload
-from ci_triage.core.github.events import CommentEvent, parse_rerun_command
+from ci_triage.core.github.events import CommentEvent
 from ci_triage.core.render.comment import needs_update, render_comment
 from ci_triage.core.timefmt import iso_seconds
 from ci_triage.errors import Forbidden, GitHubError
 from ci_triage.github.writer import GitHubWriter
-from ci_triage.model import JobVerdict, PullReport, Run
+from ci_triage.model import PullReport, Run
 from ci_triage.service import Triage
-
-BOT_COOLDOWN = timedelta(minutes=10)
-# /rerun may go a little further than the automatic reruns: a person asked, after reading the report.
-BOT_EXTRA_RERUNS = 2
-WRITE_ROLES = frozenset({"admin", "maintain", "write"})
-
 
 
 
@@ -86,18 +93,16 @@ class Actor:
         if not run.is_completed:
             outcome.plans.append(plan_reruns(run, [], max_reruns=0))
             return outcome
-        outcome.pr = self._pr_of(repo, run)
+        # A fork's run names no PR: its head SHA does, among the open PRs (listed only then).
+        outcome.pr = pr_of_run(run, () if run.pr_numbers else self.triage.client.pulls(repo, state="open"))
         if outcome.pr is None:
             outcome.notes.append(f"Run {run_id} belongs to no open pull request: nothing to comment on or rerun.")
             return outcome
         report = self.triage.report(repo, outcome.pr)
         outcome.report = report
         sticky, state = self._sticky(repo, outcome.pr)
-        now = iso_seconds(self.clock())
-        state = state.observe(report, now)
-        verdicts = [v for v in report.failed_jobs if v.facts.run.id == run.id]
-        plan = self._plan(run, verdicts, state, self.triage.config.max_auto_reruns, force=False,
-                          requested_by="automatic")
+        state = state.observe(report, iso_seconds(self.clock()))
+        plan = plan_run_event(report, run, state, self.triage.config.max_auto_reruns)
         outcome.plans.append(plan)
         if not plan.reruns:
             outcome.notes.extend(plan.reasons)
@@ -110,77 +115,50 @@ class Actor:
     def handle_comment(self, event: CommentEvent, apply: bool = True) -> Outcome:
         repo, number = event.repo, event.issue_number
         outcome = Outcome(repo, number)
-        command = parse_rerun_command(event.comment_body)
-        if command is None or not event.is_pull_request or event.action != "created":
-            outcome.notes.append("Not a /rerun command on a pull request: nothing to do.")
+        screening = screen_comment(event)
+        if screening.command is None or event.commenter is None:
+            outcome.notes.append(screening.note or "Nothing to do.")
             return outcome
-        role = "author" if event.commenter == event.issue_author else None
-        permission = self.writer.permission(repo, event.commenter)
-        maintainer = permission in WRITE_ROLES
-        if role is None and not maintainer:
-            self.store.audit(repo, "rerun_refused", f"pr:{number}", {"by": event.commenter, "permission": permission})
-            outcome.notes.append(f"@{event.commenter} may not ask for reruns on this pull request.")
-            if apply:
-                self.writer.create_comment(repo, number, (
-                    f"@{event.commenter}, thanks for looking into this. Only the pull request's author or "
-                    "someone with write access to the repository can ask ci-triage to rerun jobs, so nothing "
-                    "was rerun."))
+        commenter = event.commenter
+        authorization = authorize(event, screening.command, self.writer.permission(repo, commenter))
+        outcome.notes.extend(authorization.notes)
+        if not authorization.allowed:
+            self.store.audit(repo, "rerun_refused", f"pr:{number}", authorization.audit or {"by": commenter})
+            if apply and authorization.reply:
+                self.writer.create_comment(repo, number, authorization.reply)
             return outcome
-        if command.force and not maintainer:
-            outcome.notes.append("--force is for maintainers; rerunning only the jobs whose verdict is infra_flake.")
-        force = command.force and maintainer
         if apply:
             self.writer.react(repo, event.comment_id, "eyes")
         sticky, state = self._sticky(repo, number)
         now = self.clock()
-        if state.in_cooldown(now, BOT_COOLDOWN):
-            outcome.notes.append(f"A /rerun ran less than {int(BOT_COOLDOWN.total_seconds() // 60)} minutes ago on "
-                                 "this pull request; try again after the reruns have finished.")
+        refusal = cooldown_refusal(state, now)
+        if refusal is not None:
+            outcome.notes.append(refusal)
             if apply:
-                self.writer.create_comment(repo, number, f"@{event.commenter}, {outcome.notes[-1]}")
+                self.writer.create_comment(repo, number, f"@{commenter}, {refusal}")
             return outcome
         report = self.triage.report(repo, number)
         outcome.report = report
         state = state.observe(report, iso_seconds(now))
-        by = f"bot:{event.commenter}"
-        for run in report.runs:
-            verdicts = [v for v in report.failed_jobs if v.facts.run.id == run.id]
-            if run.conclusion in (None, "success") and not verdicts:
-                continue
-            plan = self._plan(run, verdicts, state, self.triage.config.max_auto_reruns + BOT_EXTRA_RERUNS,
-                              force=force, requested_by="/rerun")
+        by = f"bot:{commenter}"
+        for plan in plan_command(report, state, self.triage.config.max_auto_reruns, force=authorization.force):
             outcome.plans.append(plan)
             if apply:
+                run = next(r for r in report.runs if r.id == plan.run_id)
                 state = self._apply(repo, run, plan, state, by, outcome)
         if outcome.reruns:
             state = state.with_bot_rerun(iso_seconds(now))
         if apply:
-            self.writer.create_comment(repo, number, _bot_reply(event.commenter, outcome))
+            self.writer.create_comment(repo, number, rerun_reply(commenter, outcome.reruns, outcome.plans,
+                                                                 outcome.notes))
             self._write_sticky(repo, number, sticky, report, state, outcome)
         return outcome
 
-    # --- shared steps ---------------------------------------------------------------------------
-    def _pr_of(self, repo: str, run: Run) -> int | None:
-        if run.pr_numbers:
-            return run.pr_numbers[0]
-        # A fork's run names no PR: its head SHA does.
-        for pull in self.triage.client.pulls(repo, state="open"):
-            if pull["head"]["sha"] == run.head_sha:
-                return pull["number"]
-        return None
-
+    # --- carrying out ---------------------------------------------------------------------------
     def _sticky(self, repo: str, number: int) -> tuple[dict | None, CommentState]:
         sticky = find_sticky(self.writer.comments(repo, number))
         state = (parse_comment(sticky["body"]) if sticky else None) or CommentState()
         return sticky, state
-
-    def _plan(self, run: Run, verdicts: list[JobVerdict], state: CommentState, max_reruns: int, *, force: bool,
-              requested_by: str) -> RerunPlan:
-        done = [r for r in state.reruns(run.id) if r.attempt >= run.attempt]
-        if done:
-            return RerunPlan(run.id, run.attempt, "none", (), (
-                f"Attempt {run.attempt} of run {run.id} was already rerun at {done[0].at} ({done[0].by}).",))
-        return plan_reruns(run, verdicts, max_reruns=max_reruns, force=force, requested_by=requested_by)
 
     def _apply(self, repo: str, run: Run, plan: RerunPlan, state: CommentState, by: str,
                outcome: Outcome) -> CommentState:
@@ -189,10 +167,9 @@ class Actor:
         if not self.store.claim(repo, f"rerun:{run.id}:{run.attempt}", self.claimant):
             outcome.notes.append(f"Attempt {run.attempt} of run {run.id} is being handled by another invocation.")
             return state
-        current = run_from_payload(self.writer.run(repo, run.id))
-        if current.attempt != run.attempt or not current.is_completed:
-            outcome.notes.append(f"Run {run.id} was rerun meanwhile (now attempt {current.attempt}, "
-                                 f"{current.status}): not rerun again.")
+        overtaken = rerun_overtaken(run, run_from_payload(self.writer.run(repo, run.id)))
+        if overtaken is not None:
+            outcome.notes.append(overtaken)
             return state
         job_ids = plan.job_ids
         try:
@@ -241,16 +218,3 @@ class Actor:
             return
         self.store.audit(repo, f"comment_{outcome.comment}", f"pr:{number}", {"chars": len(body)})
 
-
-def _bot_reply(commenter: str, outcome: Outcome) -> str:
-    if outcome.reruns:
-        lines = [f"@{commenter}, rerunning:"]
-        lines += [f"- run {r['run_id']} (attempt {r['attempt']}): "
-                  + ("its failed jobs" if r["mode"] == "failed" else f"job(s) {', '.join(map(str, r['job_ids']))}")
-                  for r in outcome.reruns]
-    else:
-        lines = [f"@{commenter}, nothing was rerun."]
-    reasons = [reason for plan in outcome.plans for reason in plan.reasons] + outcome.notes
-    lines += [f"- {reason}" for reason in reasons[:20]]
-    lines.append("The sticky ci-triage comment on this pull request has the evidence.")
-    return "\n".join(lines)

@@ -50,6 +50,9 @@ class PullRequest:
     base_ref: str
     base_sha: str
     html_url: str
+    # The PR payload's own count of changed files; GET .../pulls/{n}/files lists at most 3,000 of them
+    # (docs.github.com "List pull requests files"), so a larger count means the list is incomplete.
+    changed_files_count: int | None = None
 
     @property
     def is_fork(self) -> bool:
@@ -180,6 +183,42 @@ class Classification:
     fingerprint: str | None
     matches: tuple[RuleMatch, ...] = ()
     source: str = "log"  # "log", or "annotations" when the log was missing or silent
+
+
+@dataclass(frozen=True)
+class ClassifiedLog:
+    """A job's log as a decision sees it: whether it could be read, and what it (or GitHub's annotations) says."""
+
+    status: LogStatus
+    classification: Classification
+
+    @property
+    def is_evidence(self) -> bool:
+        """A log that could not be read is no evidence, unless GitHub's annotation on the job said why."""
+        return self.status is LogStatus.AVAILABLE or self.classification.source == "annotations"
+
+
+class Access(StrEnum):
+    """What GET /repos/{owner}/{repo}/collaborators/{username}/permission answered."""
+
+    KNOWN = "known"  # 200: `permission` says the base level of access
+    NOT_COLLABORATOR = "not_collaborator"  # 404: the user is not a collaborator (or does not exist)
+    UNKNOWN = "unknown"  # 403 and the like: the token may not read permissions, so nobody can tell
+
+
+@dataclass(frozen=True)
+class CollaboratorPermission:
+    """A user's access to a repository. `permission` is GitHub's base level (admin, write, read, none;
+    `maintain` shows as write); `role_name` names the role, custom ones included, and only informs."""
+
+    access: Access
+    permission: str | None = None
+    role_name: str | None = None
+    detail: str | None = None  # why it is unknown, for the refusal
+
+    @property
+    def can_write(self) -> bool:
+        return self.access is Access.KNOWN and self.permission in ("admin", "maintain", "write")
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,22 @@ from ci_triage.github.client import Connection, GitHubClient
 from ci_triage.store import Store
 
 DEMO_REPO = "speco-demo/verl-speco"
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _private_user_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """No test, and no `ci-triage` subprocess a test starts, reads or writes the user's real cache
+    (a store left there by another version of ci-triage would change what the tests see)."""
+    cache = tmp_path_factory.mktemp("user-cache")
+    saved = {name: os.environ.get(name) for name in ("XDG_CACHE_HOME", "CI_TRIAGE_STORE")}
+    os.environ["XDG_CACHE_HOME"] = str(cache)
+    os.environ.pop("CI_TRIAGE_STORE", None)
+    yield
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 @pytest.fixture(scope="session")

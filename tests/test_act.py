@@ -294,3 +294,85 @@ def test_fault_matrix(case, tmp_path, faults):
     if not log_missing and outcome is not None:
         assert taken == 1
     assert "test-token" not in (failure.one_line() if failure else "")
+
+
+# --- issue 11: who may /rerun, ghosts, foreign PRs, incomplete file lists (against the fake) ---------
+
+PERMISSION_PATH = r"/collaborators/[^/]+/permission$"
+
+
+def _bot_with(case, tmp_path, number: int, commenter: str, body: str, fault) -> tuple[Any, list[str], list[dict]]:
+    """`_bot`, with a fault injected on the fake first."""
+    event = parse_issue_comment(comment_event(case, number, commenter, body))
+    with FakeGitHub(case) as fake, Store(tmp_path / "s.sqlite3") as store:
+        fault(fake)
+        outcome = actor_for(fake, store).handle_comment(event)
+        with GitHubWriter(Connection(fake.base_url, "t"), min_write_interval_s=0) as writer:
+            comments = writer.comments(DEMO_REPO, number)
+        return outcome, reruns(fake), comments
+
+
+def test_a_custom_role_with_write_access_may_force(case, tmp_path):
+    # GitHub: `role_name` is the custom role's name; `permission` its base level, which is what counts.
+    answer = payloads.collaborator_permission(payloads.user("ci-reviewer", 777), "write")
+    answer = {**answer, "role_name": "ci-reviewer", "user": {**answer["user"], "role_name": "ci-reviewer"}}
+    _, forced, _ = _bot_with(case, tmp_path, 72, "ci-reviewer", "/rerun --force",
+                             lambda fake: fake.inject("GET", PERMISSION_PATH, 200, body=answer))
+    assert len(forced) == 1
+
+
+def test_a_non_collaborator_404_refuses_outsiders_and_lets_the_author_rerun(case, tmp_path):
+    outcome, outsider_reruns, comments = _bot_with(case, tmp_path / "o", 67, "drive-by-dan", "/rerun",
+                                                   lambda fake: fake.inject("GET", PERMISSION_PATH, 404))
+    assert outsider_reruns == [] and any("is not a collaborator" in n for n in outcome.notes)
+    assert any("Only the pull request's author" in c["body"] for c in comments)
+    _, author_reruns, _ = _bot_with(case, tmp_path / "a", 67, "khazic", "/rerun",
+                                    lambda fake: fake.inject("GET", PERMISSION_PATH, 404))
+    assert len(author_reruns) == 1
+
+
+def test_a_403_on_the_permission_refuses_with_the_reason_instead_of_crashing(case, tmp_path):
+    denied = {"message": "Resource not accessible by integration", "documentation_url": "https://docs.github.com"}
+    outcome, rerun_paths, comments = _bot_with(
+        case, tmp_path, 67, "drive-by-dan", "/rerun",
+        lambda fake: fake.inject("GET", PERMISSION_PATH, 403, times=5, body=denied))
+    assert rerun_paths == []
+    assert any("cannot tell whether @drive-by-dan has write access" in n for n in outcome.notes)
+    assert any("could not check your access" in c["body"] for c in comments)
+
+
+def test_a_rerun_comment_by_a_deleted_user_does_nothing(case, tmp_path):
+    payload = comment_event(case, 67, "ghost-to-be", "/rerun")
+    payload["comment"]["user"] = None
+    event = parse_issue_comment(payload)
+    with FakeGitHub(case) as fake, Store(tmp_path / "s.sqlite3") as store:
+        outcome = actor_for(fake, store).handle_comment(event)
+        writes = [r for r in fake.served() if r.method != "GET"]
+    assert writes == [] and outcome.reruns == [] and "deleted" in outcome.notes[0]
+
+
+def test_a_runs_pr_of_another_repository_is_not_taken_for_this_repositorys(case, tmp_path):
+    run = next(r for r in latest_runs(case) if pr_of_run(case, r) == 67 and r["conclusion"] == "failure")
+    own = next(p for p in run["pull_requests"] if p["number"] == 67) if run.get("pull_requests") else None
+    upstream = {"id": 526, "url": "https://api.github.com/repos/github/hello-world", "name": "hello-world"}
+    foreign = {"url": f"{upstream['url']}/pulls/3956", "id": 1934, "number": 3956,
+               "head": {"ref": "say-hello", "sha": run["head_sha"], "repo": upstream},
+               "base": {"ref": "master", "sha": "e7fdf7640066d71ad16a86fbcbb9c6a10a18af4f", "repo": upstream}}
+    run["pull_requests"] = [foreign, *([own] if own else [])]  # GitHub lists the other repository's PR first
+    with FakeGitHub(case) as fake, Store(tmp_path / "s.sqlite3") as store:
+        outcome = actor_for(fake, store).triage_run(DEMO_REPO, run["id"], apply=False)
+    assert outcome.pr == 67
+
+
+def test_a_pr_with_more_files_than_github_lists_is_never_unrelated(case, tmp_path):
+    pull = next(p for p in case["pulls"] if p["number"] == 68)
+    with FakeGitHub(case) as fake, Store(tmp_path / "s.sqlite3") as store:
+        [listed] = Triage(GitHubClient(Connection(fake.base_url, "t"), sleep=lambda s: None), store).report(
+            DEMO_REPO, 68).failed_jobs
+    assert listed.relatedness.value == "unrelated"  # the complete list: the seed's answer
+    pull["changed_files"] = 3_500  # the list endpoint stops at 3,000 files
+    with FakeGitHub(case) as fake, Store(tmp_path / "s2.sqlite3") as store:
+        [partial] = Triage(GitHubClient(Connection(fake.base_url, "t"), sleep=lambda s: None), store).report(
+            DEMO_REPO, 68).failed_jobs
+    assert partial.relatedness.value != "unrelated"
+    assert any("GitHub lists only" in e.text for e in partial.evidence)

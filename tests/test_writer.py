@@ -156,7 +156,8 @@ def test_comments_follow_the_link_header_over_pages(demo_case: dict[str, Any], c
 @pytest.mark.parametrize("login,role", [("maintainer-m", "maintain"), ("triager-t", "triage"),
                                         ("admin-a", "admin"), ("someone-else", "read")])
 def test_permission_is_the_fine_grained_role(writer: GitHubWriter, login: str, role: str) -> None:
-    assert writer.permission(REPO, login) == role
+    answer = writer.permission(REPO, login)  # the base level decides; the role only informs
+    assert (answer.role_name, answer.permission) == (role, payloads.ROLE_PERMISSION[role])
 
 
 def test_every_request_carries_githubs_headers(gh: FakeGitHub, clock: FakeTime, run_id: int) -> None:

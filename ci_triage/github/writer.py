@@ -35,8 +35,9 @@ import httpx
 
 from ci_triage.core.github import protocol
 from ci_triage.core.github.protocol import API_VERSION, PER_PAGE, USER_AGENT
-from ci_triage.errors import GitHubError, NoResponse, Unavailable, UsageError
+from ci_triage.errors import Forbidden, GitHubError, NoResponse, NotFound, Unavailable, UsageError
 from ci_triage.github.client import Connection
+from ci_triage.model import Access, CollaboratorPermission
 
 REACTIONS = ("+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes")
 # Statuses of a run that has been (re-)queued: a rerun request was accepted.
@@ -110,12 +111,19 @@ class GitHubWriter:
                 raise GitHubError(f"{what}: the next page is on another host ({url.split('/')[2]})")
         return found
 
-    def permission(self, repo: str, username: str) -> str:
-        """The user's role on the repository: admin, maintain, write, triage, read or none.
-        GitHub's `permission` field only knows admin/write/read/none; `role_name` has the role."""
-        payload = self._send("GET", f"/repos/{repo}/collaborators/{quote(username, safe='')}/permission",
-                             what=f"permission of {username} on {repo}").json()
-        return payload.get("role_name") or payload.get("permission") or "none"
+    def permission(self, repo: str, username: str) -> CollaboratorPermission:
+        """The user's access, as GET /repos/{owner}/{repo}/collaborators/{username}/permission answers it
+        (docs.github.com "Get repository permissions for a user"): `permission` is the base level (admin,
+        write, read, none; maintain shows as write, triage as read), `role_name` the role, custom ones
+        included. A 404 means the user is not a collaborator; a 403 means this token may not tell."""
+        try:
+            payload = self._send("GET", f"/repos/{repo}/collaborators/{quote(username, safe='')}/permission",
+                                 what=f"permission of {username} on {repo}").json()
+        except NotFound:
+            return CollaboratorPermission(Access.NOT_COLLABORATOR)
+        except Forbidden as error:
+            return CollaboratorPermission(Access.UNKNOWN, detail=error.message)
+        return CollaboratorPermission(Access.KNOWN, payload.get("permission") or "none", payload.get("role_name"))
 
     # --- writes ---------------------------------------------------------------------------------
     def rerun_job(self, repo: str, job_id: int) -> None:

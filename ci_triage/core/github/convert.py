@@ -27,7 +27,22 @@ def pull_from_payload(data: dict[str, Any]) -> PullRequest:
         base_ref=data["base"]["ref"],
         base_sha=data["base"]["sha"],
         html_url=data["html_url"],
+        changed_files_count=data.get("changed_files"),
     )
+
+
+def into_repository(pull: Any, repository: Any) -> bool:
+    """Whether a run's `pull_requests` entry is a PR into `repository` (the payload's repository object).
+
+    GitHub lists every open PR whose head matches the run's, in any repository (a fork's own PRs, an
+    upstream's): their numbers mean nothing here. An entry or a run that does not say is kept."""
+    base = pull.get("base") if isinstance(pull, dict) else None
+    base_repo = base.get("repo") if isinstance(base, dict) else None
+    if not isinstance(base_repo, dict) or not isinstance(repository, dict):
+        return True
+    if base_repo.get("id") is not None and repository.get("id") is not None:
+        return base_repo["id"] == repository["id"]
+    return base_repo.get("url") is None or base_repo.get("url") == repository.get("url")
 
 
 def run_from_payload(data: dict[str, Any], workflow_names: dict[int, str] | None = None) -> Run:
@@ -44,7 +59,8 @@ def run_from_payload(data: dict[str, Any], workflow_names: dict[int, str] | None
         head_sha=data["head_sha"],
         head_branch=data.get("head_branch"),
         head_repo=head_repo["full_name"] if head_repo else None,
-        pr_numbers=tuple(p["number"] for p in data.get("pull_requests") or ()),
+        pr_numbers=tuple(p["number"] for p in data.get("pull_requests") or ()
+                         if into_repository(p, data.get("repository"))),
         created_at=parse_iso(data["created_at"]),
         updated_at=parse_iso(data["updated_at"]),
         html_url=data["html_url"],

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ci_triage.core.github.convert import into_repository
 from ci_triage.errors import UsageError
 
 EVENT_NAMES = ("workflow_run", "issue_comment")
@@ -49,9 +50,10 @@ class CommentEvent:
     is_pull_request: bool
     comment_id: int
     comment_body: str
-    commenter: str
+    commenter: str | None  # None when the account was deleted (GitHub sends `user: null`)
     author_association: str  # OWNER, MEMBER, COLLABORATOR, CONTRIBUTOR, ... (a hint, not a permission)
-    issue_author: str
+    issue_author: str | None  # None when the PR's author deleted their account
+    commenter_type: str = "User"  # `user.type`: User, Bot or Organization
 
 
 @dataclass(frozen=True)
@@ -88,25 +90,14 @@ def _str(payload: Any, path: str, nullable: bool = False) -> Any:
     return value
 
 
-def _base_repo_id(pull: Any) -> Any:
-    """The id of the repository a PR targets, when the entry says.
-
-    `workflow_run.pull_requests` can list PRs of other repositories whose head matches the run's
-    (a fork's own PRs, say); their numbers mean nothing here, so only PRs into this repository count.
-    """
-    base = pull.get("base") if isinstance(pull, dict) else None
-    repo = base.get("repo") if isinstance(base, dict) else None
-    return repo.get("id") if isinstance(repo, dict) else None
-
-
 def parse_workflow_run(payload: Any) -> WorkflowRunEvent:
     try:
         run = _get(payload, "workflow_run")
         pulls = _get(run, "pull_requests")
         if not isinstance(pulls, list):
             raise _Malformed("workflow_run.pull_requests is not a list")
-        repo_id = (payload.get("repository") or {}).get("id")
-        numbers = tuple(sorted({_int(pr, "number") for pr in pulls if _base_repo_id(pr) in (None, repo_id)}))
+        # Only PRs into this repository count (see convert.into_repository).
+        numbers = tuple(sorted({_int(pr, "number") for pr in pulls if into_repository(pr, payload.get("repository"))}))
         head_repo = run.get("head_repository")
         name = run.get("name")
         workflow = payload.get("workflow")
@@ -132,6 +123,20 @@ def parse_workflow_run(payload: Any) -> WorkflowRunEvent:
         raise UsageError(f"not a workflow_run event: {problem}") from None
 
 
+def _login(owner: Any) -> str | None:
+    """`user.login` of a comment or issue; a deleted account is `user: null` (the `nullable-simple-user`
+    schema of GitHub's OpenAPI description), which is a fact about the comment, not a malformed event."""
+    if _get(owner, "user") is None:
+        return None
+    return _str(owner, "user.login")
+
+
+def _user_type(owner: Any) -> str:
+    user = owner.get("user")
+    kind = user.get("type") if isinstance(user, dict) else None
+    return kind if isinstance(kind, str) else "User"
+
+
 def parse_issue_comment(payload: Any) -> CommentEvent:
     try:
         issue = _get(payload, "issue")
@@ -146,9 +151,10 @@ def parse_issue_comment(payload: Any) -> CommentEvent:
             is_pull_request=isinstance(issue.get("pull_request"), dict),
             comment_id=_int(comment, "id"),
             comment_body=body or "",
-            commenter=_str(comment, "user.login"),
+            commenter=_login(comment),
             author_association=_str(comment, "author_association"),
-            issue_author=_str(issue, "user.login"),
+            issue_author=_login(issue),
+            commenter_type=_user_type(comment),
         )
     except _Malformed as problem:
         raise UsageError(f"not an issue_comment event: {problem}") from None
