@@ -178,7 +178,9 @@ def test_list_path_skips_rules_by_needle_but_gives_the_same_matches():
 
 def test_benchmark_script_runs_on_a_tiny_log():
     done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "classify_throughput.py"), "--size-mb", "1",
-                           "--repeat", "1"], capture_output=True, text=True, timeout=120)
+                           "--repeat", "1", "--small-count", "5", "--small-kb", "20", "--big-mb", "2"],
+                          capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert "ratio (ci-triage / grep throughput):" in done.stdout
+    assert "ratio (ci-triage / grep throughput), in process:" in done.stdout
+    assert "whole process" in done.stdout and "peak private memory" in done.stdout
     assert "port_in_use (torch-dist-eaddrinuse)" in done.stdout
