@@ -2,21 +2,22 @@
 
 Each rule pattern is parsed (with `re`'s own parser) for literal text that every match of it must
 contain: a "needle" (`ReadTimeoutError(` for `ReadTimeoutError\\(.*Read timed out`; one needle per
-alternative of a branch). One multi-literal scan over the raw bytes of the whole log finds the
-lines holding any needle; only those lines are decoded, normalised (timestamp, ANSI, `\\r`) and
-given to the real regexes, in priority order, exactly as `Rule.match` would see them. The scan is a
-superset test, so the result is the straightforward per-line result (the tests check both paths
-against each other).
-
-Engines for the scan: Hyperscan (`hyperscan` wheels bundle Intel Hyperscan on x86_64 and
-Vectorscan on aarch64 and macOS) when it imports, else `bytes.find` per needle, which is slower
-with many rules but gives the same lines.
+alternative of a branch). The log is read a 4 MiB chunk at a time
+(an mmap is read in place and its pages released after each chunk); a chunk holding ANSI codes is
+cleaned first (`LogBuffer.cleaned`). One multi-literal scan (scan.py) of each chunk finds the lines
+holding any needle; their newlines are found once per chunk (numpy), which gives both the lines'
+numbers and their starts. Only those lines are split into `\\r` segments and decoded
+(`logparse.split_line`, the one line parser) and given to the real regexes, in priority order,
+exactly as `Rule.match` would see them (lines over WINDOW characters window by window). The scan
+is a superset test, so the result is the straightforward per-line result (the tests check both
+paths against each other). The 400 lines before the winning match are decoded only when classify
+asks for them (`context_before`).
 
 Why a needle is found whenever the normalised text holds it:
 - the text is decoded UTF-8; a needle never holds U+FFFD or a surrogate, so its UTF-8 bytes are in
   the raw line;
-- ANSI codes and `\\r` are removed from the text; lines holding either are also scanned after the
-  same removal, so a needle split by a colour code is still found;
+- ANSI codes are removed before the scan, and `\\r` only cuts a line into segments, so a needle
+  in a segment's text is in the scanned bytes;
 - the text is a suffix of the line without its timestamp, so `^`-anchored patterns are unaffected;
 - a case-insensitive needle is ASCII; `re.IGNORECASE` also folds `İ`/`ı` to i, `K` (Kelvin) to k
   and `ſ` to s, so the scan spells those letters as classes holding their UTF-8 forms too.
@@ -44,9 +45,14 @@ from ci_triage.core.logs.logparse import (
     split_line,
 )
 from ci_triage.core.logs.rules import Rule, RuleSet
+from ci_triage.core.logs.scan import (  # noqa: F401 (CASE_PARTNERS, caseless_bytes_regex: tested here)
+    CASE_PARTNERS,
+    Needle,
+    caseless_bytes_regex,
+    make_scanner,
+)
 from ci_triage.model import LogLine, RuleMatch, Step
 
-Needle = tuple[str, bool]  # (literal text, case-insensitive)
 
 # Lines classification needs besides rule matches: section headers name steps, the first
 # `##[error]` is the root cause of an unexplained failure.
@@ -60,10 +66,6 @@ KEEP_PER_RULE = 1000
 KEEP_ERRORS = 1000
 _MIN_NEEDLE = 3  # shorter literals hit nearly every line; such a rule is checked on every line
 _CHUNK = 4 << 20
-_HITS_PER_LINE = 16  # beyond this, a line's further needle hits are skipped (it is a candidate already)
-# ASCII letters that `re.IGNORECASE` (str patterns) also matches with non-ASCII characters; the
-# test suite re-derives this table from every code point.
-CASE_PARTNERS = {"i": "\u0130\u0131", "k": "\u212a", "s": "\u017f"}
 _REPEATS = (sre.MAX_REPEAT, sre.MIN_REPEAT, getattr(sre, "POSSESSIVE_REPEAT", sre.MAX_REPEAT))
 
 
@@ -149,124 +151,9 @@ def rule_needles(rule: Rule) -> frozenset[Needle] | None:
     return frozenset().union(*covers)
 
 
-def caseless_bytes_regex(text: str) -> bytes:
-    """A bytes regex (for an ASCII-case-insensitive engine) matching what `(?i)text` matches in
-    UTF-8 text."""
-    parts = []
-    for char in text:
-        partners = CASE_PARTNERS.get(char.lower())
-        escaped = b"\\x%02x" % ord(char)
-        if partners:
-            forms = [escaped] + [b"".join(b"\\x%02x" % b for b in p.encode()) for p in partners]
-            parts.append(b"(?:" + b"|".join(forms) + b")")
-        else:
-            parts.append(escaped)
-    return b"".join(parts)
-
-
 def _needle_regex(needles: Iterable[Needle]) -> re.Pattern[str]:
     alternatives = sorted(f"(?i:{re.escape(text)})" if caseless else re.escape(text) for text, caseless in needles)
     return re.compile("|".join(alternatives))
-
-
-# --- scanning engines -------------------------------------------------------------------------
-
-class PythonScanner:
-    """`bytes.find` per needle: C speed per needle, one pass per needle."""
-
-    name = "python"
-
-    def __init__(self, needles: Sequence[Needle]) -> None:
-        self.exact = [(index, text.encode()) for index, (text, caseless) in enumerate(needles) if not caseless]
-        # A bytes pattern folds ASCII case only; caseless_bytes_regex adds the non-ASCII partners.
-        self.caseless = [(index, re.compile(caseless_bytes_regex(text), re.IGNORECASE))
-                         for index, (text, caseless) in enumerate(needles) if caseless]
-
-    def hits(self, data, lo: int, hi: int) -> list[tuple[int, int]]:
-        found = []
-        for index, needle in self.exact:
-            at = data.find(needle, lo, hi)
-            while at >= 0:
-                found.append((at, index))
-                newline = data.find(b"\n", at, hi)  # one hit per line and needle is enough
-                if newline < 0:
-                    break
-                at = data.find(needle, newline + 1, hi)
-        for index, pattern in self.caseless:
-            found.extend((hit.start(), index) for hit in pattern.finditer(data, lo, hi))
-        return found
-
-
-class HyperscanScanner:
-    """All needles in one pass (Hyperscan's multi-literal matchers)."""
-
-    name = "hyperscan"
-
-    def __init__(self, needles: Sequence[Needle]) -> None:
-        import hyperscan
-
-        self.database = None
-        self.terminated = getattr(hyperscan, "ScanTerminated", hyperscan.error)
-        self.takes_views = True
-        if not needles:
-            return
-        expressions = [caseless_bytes_regex(text) if caseless else b"".join(b"\\x%02x" % b for b in text.encode())
-                       for text, caseless in needles]
-        flags = [hyperscan.HS_FLAG_CASELESS if caseless else 0 for _, caseless in needles]
-        database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-        database.compile(expressions=expressions, ids=list(range(len(needles))), elements=len(needles), flags=flags)
-        self.database = database
-
-    def hits(self, data, lo: int, hi: int) -> list[tuple[int, int]]:
-        if self.database is None or hi <= lo:
-            return []
-        found: list[tuple[int, int]] = []
-        position = lo
-        while position < hi:
-            line_end = -1
-            same_line = 0
-            resume = None
-
-            def on_match(index: int, _start: int, end: int, _flags: int, _context: object) -> bool | None:
-                nonlocal line_end, same_line, resume
-                offset = position + end - 1  # the needle's last byte: on the line that holds it
-                found.append((offset, index))
-                if offset < line_end:
-                    same_line += 1
-                    if same_line > _HITS_PER_LINE:  # a line full of needles: go on after it
-                        resume = line_end + 1
-                        return True
-                else:
-                    line_end = data.find(b"\n", offset, hi)
-                    line_end = hi if line_end < 0 else line_end
-                    same_line = 0
-                return None
-
-            with memoryview(data) as whole, whole[position:hi] as part:
-                try:
-                    try:
-                        self.database.scan(part if self.takes_views else bytes(part), match_event_handler=on_match)
-                    except TypeError:
-                        if not self.takes_views:
-                            raise
-                        self.takes_views = False  # hyperscan < 0.8 scans bytes only: copy the chunk
-                        self.database.scan(bytes(part), match_event_handler=on_match)
-                except self.terminated:  # raised when on_match stopped the scan
-                    pass
-            if resume is None:
-                break
-            position = resume
-        return found
-
-
-def make_scanner(needles: Sequence[Needle], engine: str = "auto"):
-    if engine in ("auto", "hyperscan"):
-        try:
-            return HyperscanScanner(needles)
-        except Exception:  # not installed for this platform, or no usable CPU: same lines, slower
-            if engine == "hyperscan":
-                raise
-    return PythonScanner(needles)
 
 
 # --- the matcher ------------------------------------------------------------------------------
