@@ -55,7 +55,7 @@ from ci_triage.model import (
     PullReport,
     Run,
 )
-from ci_triage.store import Store
+from ci_triage.store import LogData, Store
 
 Progress = Callable[[str, int, int], None]  # (what, done, total)
 CONFIG_PATH = ".github/ci-triage.toml"
@@ -93,16 +93,16 @@ class Triage:
         self.store.save_jobs(repo, run, jobs)
         return jobs
 
-    def log_of(self, repo: str, job: Job) -> tuple[LogStatus, str | None]:
+    def log_of(self, repo: str, job: Job) -> tuple[LogStatus, LogData | None]:
         cached = self.store.log(repo, job.id)
         if cached is not None:
             return cached
-        status, text = self.client.log(repo, job.id)
+        status, data = self.client.log(repo, job.id)
         # A completed job's log never changes, and an expired one never comes back; a failed
         # download is not stored so the next report tries again.
         if job.is_completed and status in (LogStatus.AVAILABLE, LogStatus.EXPIRED):
-            self.store.save_log(repo, job.id, status, text)
-        return status, text
+            self.store.save_log(repo, job.id, status, data)
+        return status, data
 
     def annotations_of(self, repo: str, job: Job) -> list[dict]:
         cached = self.store.annotations(repo, job.id)
@@ -114,10 +114,12 @@ class Triage:
         return annotations
 
     def classify_job(self, repo: str, job: Job) -> tuple[LogStatus, Classification]:
-        status, text = self.log_of(repo, job)
-        # Only the lines a rule could match (and the context classify reads) become objects: a
-        # 100 MB log costs a scan, not a million LogLines.
-        classification = classify(relevant_lines(text or "", self.rules, job.steps), self.rules)
+        status, data = self.log_of(repo, job)
+        # The log stays bytes (a map of a temporary file when large) and only the lines a rule
+        # could match become objects: a 1 GB log costs a scan in bounded memory.
+        classification = classify(relevant_lines(data or b"", self.rules, job.steps), self.rules)
+        if hasattr(data, "close"):  # a large log's map: its temporary file goes with it
+            data.close()
         if status is not LogStatus.AVAILABLE or classification.category == "unknown":
             # The log is missing or silent: GitHub's annotations on the job may still say why.
             from_annotations = classify_annotations(self.annotations_of(repo, job), job.conclusion, self.rules)

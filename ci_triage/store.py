@@ -9,7 +9,9 @@ does not understand, or one that is not SQLite at all, is reported and left unto
 from __future__ import annotations
 
 import json
+import mmap
 import sqlite3
+import tempfile
 import zlib
 from collections.abc import Iterable
 from datetime import UTC, datetime
@@ -27,6 +29,31 @@ from ci_triage.model import (
     Run,
     StoredFailure,
 )
+
+LogData = bytes | bytearray | mmap.mmap
+_PIECE = 4 << 20  # logs are compressed and expanded this much at a time
+_IN_MEMORY = 16 << 20  # a log larger than this is expanded into a temporary file and mapped
+
+
+def _pieces(data: LogData):
+    """Bounded pieces of a log; an mmap's pages are dropped from this process once read."""
+    for lo in range(0, len(data), _PIECE):
+        piece = data[lo:lo + _PIECE]
+        if isinstance(data, mmap.mmap) and hasattr(data, "madvise"):
+            start = lo - lo % mmap.PAGESIZE
+            data.madvise(mmap.MADV_DONTNEED, start, min(len(data), lo + _PIECE) - start)
+        yield piece
+
+
+def mapped_file(handle) -> LogData:
+    """The contents of an open binary file: bytes when small, else a read-only mmap of it (which
+    outlives the file object; a temporary file's space is freed when the map is)."""
+    size = handle.seek(0, 2)
+    if size <= _IN_MEMORY:
+        handle.seek(0)
+        return handle.read()
+    handle.flush()
+    return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
 
 # Each entry moves the schema from version i to i + 1. Never edit one that has shipped; append.
 MIGRATIONS: tuple[str, ...] = (
@@ -91,6 +118,12 @@ MIGRATIONS: tuple[str, ...] = (
         repo TEXT NOT NULL, key TEXT NOT NULL, claimed_at TEXT NOT NULL, claimant TEXT NOT NULL,
         PRIMARY KEY (repo, key)
     );
+    """,
+    # 5: logs keep GitHub's bytes as sent (raw = 1; size in bytes). Rows from before hold the text
+    # decoded with U+FFFD for invalid UTF-8 and re-encoded (size in characters); both are zlib'd
+    # UTF-8 and read the same way, so nothing is rewritten and nothing is lost.
+    """
+    ALTER TABLE logs ADD COLUMN raw INTEGER NOT NULL DEFAULT 0;
     """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -223,22 +256,53 @@ class Store:
         return [serialize.load_changed_file(f) for f in json.loads(row[0])] if row else None
 
     # --- logs -------------------------------------------------------------------------------
-    def save_log(self, repo: str, job_id: int, status: LogStatus, text: str | None) -> None:
-        content = zlib.compress(text.encode("utf-8", "surrogateescape"), 6) if text is not None else None
-        size = len(text) if text is not None else 0
-        self._write([(
-            "INSERT OR REPLACE INTO logs VALUES (?, ?, ?, ?, ?, ?)",
-            (repo, job_id, status.value, content, size, _now()),
-        )])
+    def save_log(self, repo: str, job_id: int, status: LogStatus, data: LogData | str | None) -> None:
+        """Store a job log's bytes, zlib-compressed a piece at a time: a 1 GB log costs bounded memory."""
+        if isinstance(data, str):
+            data = data.encode("utf-8", "surrogateescape")
+        if data is None:
+            self._write([("INSERT OR REPLACE INTO logs VALUES (?, ?, ?, ?, ?, ?, 1)",
+                          (repo, job_id, status.value, None, 0, _now()))])
+            return
+        with tempfile.TemporaryFile(prefix="ci-triage-log-") as spool:
+            packer = zlib.compressobj(6)
+            for piece in _pieces(data):
+                spool.write(packer.compress(piece))
+            spool.write(packer.flush())
+            length = spool.tell()
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+                cursor = self._db.execute("INSERT OR REPLACE INTO logs VALUES (?, ?, ?, zeroblob(?), ?, ?, 1)",
+                                          (repo, job_id, status.value, length, len(data), _now()))
+                spool.seek(0)
+                with self._db.blobopen("logs", "content", cursor.lastrowid) as blob:
+                    while piece := spool.read(_PIECE):
+                        blob.write(piece)
+                self._db.execute("COMMIT")
+            except sqlite3.DatabaseError as exc:
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
+                raise StoreError(f"cannot write to store {self.path}: {exc}") from None
 
-    def log(self, repo: str, job_id: int) -> tuple[LogStatus, str | None] | None:
+    def log(self, repo: str, job_id: int) -> tuple[LogStatus, LogData | None] | None:
+        """A stored log's bytes (as `mapped_file` gives them), expanded a piece at a time."""
         row = self._db.execute(
-            "SELECT status, content FROM logs WHERE repo = ? AND job_id = ?", (repo, job_id)
+            "SELECT status, rowid, content IS NULL FROM logs WHERE repo = ? AND job_id = ?", (repo, job_id)
         ).fetchone()
         if row is None:
             return None
-        text = zlib.decompress(row[1]).decode("utf-8", "surrogateescape") if row[1] is not None else None
-        return LogStatus(row[0]), text
+        status, rowid, empty = row
+        if empty:
+            return LogStatus(status), None
+        unpacker = zlib.decompressobj()
+        with tempfile.TemporaryFile(prefix="ci-triage-log-") as spool:
+            with self._db.blobopen("logs", "content", rowid, readonly=True) as blob:
+                while piece := blob.read(_PIECE):
+                    while piece:  # expand at most _PIECE at a time: a small blob may hold a huge log
+                        spool.write(unpacker.decompress(piece, _PIECE))
+                        piece = unpacker.unconsumed_tail
+            spool.write(unpacker.flush())
+            return LogStatus(status), mapped_file(spool)
 
     # --- annotations ------------------------------------------------------------------------
     def save_annotations(self, repo: str, job_id: int, annotations: list[dict[str, Any]]) -> None:

@@ -15,13 +15,47 @@ def test_new_store_is_migrated_to_the_current_schema(tmp_path):
 
 
 def test_logs_are_stored_compressed_and_read_back(tmp_path):
-    text = "2024-01-01T00:00:00.0000000Z line\n" * 10_000 + "bad bytes \udcff kept\n"
+    raw = b"2024-01-01T00:00:00.0000000Z line\n" * 10_000 + b"bad bytes \xff kept as sent\n"
     with Store(tmp_path / "s.sqlite3") as store:
-        store.save_log("o/r", 7, LogStatus.AVAILABLE, text)
-        assert store.log("o/r", 7) == (LogStatus.AVAILABLE, text)
+        store.save_log("o/r", 7, LogStatus.AVAILABLE, raw)
+        assert store.log("o/r", 7) == (LogStatus.AVAILABLE, raw)
         assert store.log("o/r", 8) is None
-        stored = store._db.execute("SELECT length(content) FROM logs").fetchone()[0]
-    assert stored < len(text) / 20
+        store.save_log("o/r", 9, LogStatus.EXPIRED, None)
+        assert store.log("o/r", 9) == (LogStatus.EXPIRED, None)
+        stored = store._db.execute("SELECT length(content) FROM logs WHERE job_id = 7").fetchone()[0]
+    assert stored < len(raw) / 20
+
+
+def test_a_log_larger_than_memory_allows_comes_back_as_a_map(tmp_path, monkeypatch):
+    import mmap
+
+    import ci_triage.store as store_module
+
+    monkeypatch.setattr(store_module, "_IN_MEMORY", 1 << 16)
+    monkeypatch.setattr(store_module, "_PIECE", 1 << 12)
+    raw = b"".join(b"2024-01-01T00:00:00.0000000Z line %d\n" % i for i in range(20_000))
+    with Store(tmp_path / "s.sqlite3") as store:
+        store.save_log("o/r", 7, LogStatus.AVAILABLE, raw)
+        status, data = store.log("o/r", 7)
+        assert status is LogStatus.AVAILABLE and isinstance(data, mmap.mmap) and data[:] == raw
+        data.close()
+
+
+def test_logs_stored_as_text_by_schema_4_read_back_after_the_migration(tmp_path):
+    import zlib
+
+    path = tmp_path / "s.sqlite3"
+    Store(path).close()
+    db = sqlite3.connect(path)  # a store as schema 4 left it: text, encoded
+    db.execute("ALTER TABLE logs DROP COLUMN raw")
+    db.execute("PRAGMA user_version = 4")
+    old = "2024-01-01T00:00:00.0000000Z caf\u00e9 \ufffd\n"
+    db.execute("INSERT INTO logs VALUES ('o/r', 7, 'available', ?, ?, '2024-01-01')",
+               (zlib.compress(old.encode()), len(old)))
+    db.commit()
+    db.close()
+    with Store(path) as store:
+        assert store.log("o/r", 7) == (LogStatus.AVAILABLE, old.encode())
 
 
 def test_a_file_that_is_not_sqlite_is_reported_and_left_untouched(tmp_path):

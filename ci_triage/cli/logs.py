@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import mmap
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
 
@@ -17,6 +20,21 @@ from ci_triage.cli.common import (
     load_rules,
 )
 from ci_triage.errors import UsageError
+
+
+@contextlib.contextmanager
+def mapped(path: Path) -> Iterator[bytes | mmap.mmap]:
+    """A saved log's bytes through a read-only mmap: the page cache is read in place, so private
+    memory stays bounded at any size (an empty file, which cannot be mapped, is b"")."""
+    try:
+        with open(path, "rb") as handle:
+            if os.fstat(handle.fileno()).st_size == 0:
+                yield b""
+                return
+            with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+                yield data
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
 
 
 def register(app: typer.Typer) -> None:
@@ -42,11 +60,8 @@ def classify_files(
         rule_set = load_rules(rules) if rules else builtin_rules()
         results = []
         for path in files:
-            try:
-                raw = path.read_bytes()
-            except OSError as exc:
-                raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
-            result = classify(relevant_lines(raw, rule_set), rule_set)
+            with mapped(path) as raw:
+                result = classify(relevant_lines(raw, rule_set), rule_set)
             root = result.root_cause
             results.append({
                 "file": str(path),
@@ -116,24 +131,22 @@ def rules_explain(
         from rich.text import Text
 
         from ci_triage.core.logs.classify import classify, find_matches
-        from ci_triage.core.logs.logparse import parse_log
+        from ci_triage.core.logs.matcher import relevant_lines
         from ci_triage.core.logs.rules import builtin_rules
 
         rule_set = load_rules(rules) if rules else builtin_rules()
-        try:
-            text = log.read_bytes().decode("utf-8", errors="replace")
-        except OSError as exc:
-            raise UsageError(f"cannot read {log}: {exc.strerror or exc}") from None
-        lines = list(parse_log(text))
         boilerplate = {rule.id for rule in rule_set.rules if rule.boilerplate}
         table = Table("line", "rule", "priority", "category", "text", title=f"Rule matches in {log}")
-        for match in find_matches(lines, rule_set):
-            kind = " (boilerplate: never the cause)" if match.rule_id in boilerplate else ""
-            table.add_row(str(match.line.number), match.rule_id + kind, str(match.priority), match.category,
-                          Text(match.line.text[:160]))
+        # The same parser and matcher as `classify` and `report`: what is explained is what they see.
+        with mapped(log) as raw:
+            lines = relevant_lines(raw, rule_set)
+            for match in find_matches(lines, rule_set):
+                kind = " (boilerplate: never the cause)" if match.rule_id in boilerplate else ""
+                table.add_row(str(match.line.number), match.rule_id + kind, str(match.priority), match.category,
+                              Text(match.line.text[:160]))
+            result = classify(lines, rule_set)
         console = Console()
         console.print(table)
-        result = classify(lines, rule_set)
         if result.rule_id is None:
             where = f"line {result.root_cause.line}" if result.root_cause else "no line"
             console.print(f"No rule explains this log: category unknown, root cause at {where} "

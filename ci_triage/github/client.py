@@ -12,7 +12,9 @@ payload exactly as GitHub sent it (`ci-triage record` saves them as a replayable
 from __future__ import annotations
 
 import contextlib
+import mmap
 import random
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -277,8 +279,9 @@ class GitHubClient:
         self._record("annotations", {"job_id": job_id, "annotations": payloads})
         return payloads
 
-    def log(self, repo: str, job_id: int) -> tuple[LogStatus, str | None]:
-        """A job's log text. Missing evidence is a status, not an exception."""
+    def log(self, repo: str, job_id: int) -> tuple[LogStatus, bytes | mmap.mmap | None]:
+        """A job's log, as the bytes GitHub sent (streamed to a temporary file, and mapped when
+        large, so a 1 GB log costs bounded memory). Missing evidence is a status, not an exception."""
         import httpx
 
         url = self._url(f"/repos/{repo}/actions/jobs/{job_id}/logs")
@@ -290,11 +293,13 @@ class GitHubClient:
                 response = self.http.get(url, headers=headers)
                 if response.status_code in (301, 302, 303, 307, 308):
                     # The log host is not GitHub's API: the token must not travel there.
-                    response = self.http.get(response.headers["Location"])
+                    data = self._download(response.headers["Location"])
+                    if isinstance(data, int):
+                        response = httpx.Response(data)
+                    else:
+                        return LogStatus.AVAILABLE, self._recorded_log(job_id, data)
                 if response.status_code == 200:
-                    text = response.content.decode("utf-8", errors="replace")
-                    self._record("log", {"job_id": job_id, "text": text})
-                    return LogStatus.AVAILABLE, text
+                    return LogStatus.AVAILABLE, self._recorded_log(job_id, response.content)
                 if response.status_code in (404, 410):
                     return LogStatus.EXPIRED, None
                 if response.status_code in (401,):
@@ -307,3 +312,19 @@ class GitHubClient:
                 self._sleep(self.connection.backoff_s * (2**attempt) * (1 + random.random()))
         return LogStatus.UNREADABLE, None
 
+    def _download(self, location: str) -> bytes | mmap.mmap | int:
+        """The body of a 200 from the log host, streamed to a temporary file; else the status."""
+        from ci_triage.store import mapped_file
+
+        with self.http.stream("GET", location) as response:
+            if response.status_code != 200:
+                return response.status_code
+            with tempfile.TemporaryFile(prefix="ci-triage-log-") as spool:
+                for piece in response.iter_bytes(1 << 20):
+                    spool.write(piece)
+                return mapped_file(spool)
+
+    def _recorded_log(self, job_id: int, data: bytes | mmap.mmap) -> bytes | mmap.mmap:
+        if self.recorder is not None:  # a case file holds the log as text
+            self._record("log", {"job_id": job_id, "text": data[:].decode("utf-8", errors="replace")})
+        return data

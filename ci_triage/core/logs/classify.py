@@ -7,10 +7,11 @@ first `##[error]`) and a fingerprint, so it can be clustered with others like it
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 
 from ci_triage.core.logs.fingerprint import fingerprint
+from ci_triage.core.logs.matcher import context_before, find_matches
 from ci_triage.core.logs.rules import RuleSet
 from ci_triage.model import Classification, Frame, LogLine, RootCause, RuleMatch
 
@@ -21,10 +22,6 @@ _TRACEBACK_START = "Traceback (most recent call last):"
 # self-hosted `<root>/_work/<repo>/<repo>/`, container jobs `/__w/<repo>/<repo>/`.
 _CHECKOUT = re.compile(r"^.*?/(?:_work|work|__w)/(?P<repo>[^/]+)/(?P=repo)/")
 _SITE_PACKAGES = re.compile(r"^.*?/(?:site|dist)-packages/(?P<rest>.+)$")
-# Lines from the rule's own examples may be prefixed by `E   ` (pytest) or a logger; keep matching
-# bounded: a pathological line is cut before the regexes see it.
-_MAX_LINE = 4096
-_MAX_MATCHES = 2000
 
 
 def repo_relative(path: str) -> tuple[str, str | None]:
@@ -39,42 +36,22 @@ def repo_relative(path: str) -> tuple[str, str | None]:
     return path, None
 
 
-def _frames_before(lines: Sequence[LogLine], index: int) -> tuple[Frame, ...]:
-    """Frames of the last Python traceback that ends at or just before lines[index]."""
+def _frames_before(texts: Sequence[str]) -> tuple[Frame, ...]:
+    """Frames of the last Python traceback in `texts` (the lines that end with the root cause)."""
     start = None
-    for back in range(index, max(-1, index - 400), -1):
-        if _TRACEBACK_START in lines[back].text:
+    for back in range(len(texts) - 1, -1, -1):
+        if _TRACEBACK_START in texts[back]:
             start = back
             break
     if start is None:
         return ()
     frames = []
-    for line in lines[start:index + 1]:
-        found = _FRAME.match(line.text)
+    for text in texts[start:]:
+        found = _FRAME.match(text)
         if found:
             path, package = repo_relative(found.group("path"))
             frames.append(Frame(path, int(found.group("line")), found.group("function"), package))
     return tuple(frames)
-
-
-def find_matches(lines: Iterable[LogLine], rule_set: RuleSet) -> list[RuleMatch]:
-    """For every line, the highest-priority rule that matches it, with its captures (at most
-    _MAX_MATCHES, in log order).
-
-    Lines from `matcher.relevant_lines` come with their matches already found by one scan of the
-    whole log; any other lines go through the same per-line check, which skips a rule's regexes on
-    lines that lack all of its required literals.
-    """
-    from ci_triage.core.logs.matcher import (  # the matcher imports this module
-        RelevantLines,
-        matcher_for,
-    )
-
-    if isinstance(lines, RelevantLines):
-        if lines.rule_set != rule_set:
-            raise ValueError("these lines were selected for another rule set")
-        return list(lines.matches)
-    return matcher_for(rule_set).match_lines(lines, _MAX_LINE, _MAX_MATCHES)
 
 
 def _first_error_line(lines: Sequence[LogLine], boilerplate_matches: Sequence[RuleMatch]) -> LogLine | None:
@@ -99,7 +76,6 @@ def classify(lines: Sequence[LogLine], rule_set: RuleSet) -> Classification:
         # Highest priority wins; among equals, the earliest line: downstream errors come later.
         winner = min(causes, key=lambda m: (m.priority, m.line.number))
         captures.update({k: v for k, v in winner.captures.items() if k != "test"})
-        index = next(i for i, line in enumerate(lines) if line.number == winner.line.number)
         root = RootCause(winner.line.number, winner.line.text, winner.line.step)
         return Classification(
             category=winner.category,
@@ -107,7 +83,7 @@ def classify(lines: Sequence[LogLine], rule_set: RuleSet) -> Classification:
             rule_id=winner.rule_id,
             root_cause=root,
             captures=captures,
-            frames=_frames_before(lines, index),
+            frames=_frames_before(context_before(lines, winner.line)),
             failed_tests=failed_tests,
             fingerprint=fingerprint(winner.category, winner.line.text),
             matches=tuple(matches),

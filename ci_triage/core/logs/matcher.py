@@ -2,21 +2,22 @@
 
 Each rule pattern is parsed (with `re`'s own parser) for literal text that every match of it must
 contain: a "needle" (`ReadTimeoutError(` for `ReadTimeoutError\\(.*Read timed out`; one needle per
-alternative of a branch). One multi-literal scan over the raw bytes of the whole log finds the
-lines holding any needle; only those lines are decoded, normalised (timestamp, ANSI, `\\r`) and
-given to the real regexes, in priority order, exactly as `Rule.match` would see them. The scan is a
-superset test, so the result is the straightforward per-line result (the tests check both paths
-against each other).
-
-Engines for the scan: Hyperscan (`hyperscan` wheels bundle Intel Hyperscan on x86_64 and
-Vectorscan on aarch64 and macOS) when it imports, else `bytes.find` per needle, which is slower
-with many rules but gives the same lines.
+alternative of a branch). The log is read a 4 MiB chunk at a time
+(an mmap is read in place and its pages released after each chunk); a chunk holding ANSI codes is
+cleaned first (`LogBuffer.cleaned`). One multi-literal scan (scan.py) of each chunk finds the lines
+holding any needle; their newlines are found once per chunk (numpy), which gives both the lines'
+numbers and their starts. Only those lines are split into `\\r` segments and decoded
+(`logparse.split_line`, the one line parser) and given to the real regexes, in priority order,
+exactly as `Rule.match` would see them (lines over WINDOW characters window by window). The scan
+is a superset test, so the result is the straightforward per-line result (the tests check both
+paths against each other). The 400 lines before the winning match are decoded only when classify
+asks for them (`context_before`).
 
 Why a needle is found whenever the normalised text holds it:
 - the text is decoded UTF-8; a needle never holds U+FFFD or a surrogate, so its UTF-8 bytes are in
   the raw line;
-- ANSI codes and `\\r` are removed from the text; lines holding either are also scanned after the
-  same removal, so a needle split by a colour code is still found;
+- ANSI codes are removed before the scan, and `\\r` only cuts a line into segments, so a needle
+  in a segment's text is in the scanned bytes;
 - the text is a suffix of the line without its timestamp, so `^`-anchored patterns are unaffected;
 - a case-insensitive needle is ASCII; `re.IGNORECASE` also folds `İ`/`ı` to i, `K` (Kelvin) to k
   and `ſ` to s, so the scan spells those letters as classes holding their UTF-8 forms too.
@@ -25,6 +26,7 @@ Why a needle is found whenever the normalised text holds it:
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from re import (
@@ -35,33 +37,35 @@ from re import _parser as sre_parse
 import numpy as np
 
 from ci_triage.core.logs.logparse import (
-    ANSI_BYTES,
     GROUP_RUN,
     LogBuffer,
     RawLog,
     StepClock,
-    last_stamp_before,
-    lines_at,
-    normalise,
-    parse_log,
-    preceding_lines,
+    last_stamp,
+    split_line,
 )
 from ci_triage.core.logs.rules import Rule, RuleSet
+from ci_triage.core.logs.scan import (  # noqa: F401 (CASE_PARTNERS, caseless_bytes_regex: tested here)
+    CASE_PARTNERS,
+    Needle,
+    caseless_bytes_regex,
+    make_scanner,
+)
 from ci_triage.model import LogLine, RuleMatch, Step
 
-Needle = tuple[str, bool]  # (literal text, case-insensitive)
 
 # Lines classification needs besides rule matches: section headers name steps, the first
 # `##[error]` is the root cause of an unexplained failure.
 MARKERS: tuple[Needle, ...] = (("##[group]Run ", False), ("##[error]", False))
-# classify._frames_before looks this many lines back from the root cause for a traceback.
+# classify looks this many lines back from the root cause for a traceback.
 CONTEXT_LINES = 400
+# Lines longer than this are matched in overlapping windows of this many characters.
+WINDOW = 4096
+# Matches kept per rule, and `##[error]` lines kept: memory stays bounded without hiding any rule.
+KEEP_PER_RULE = 1000
+KEEP_ERRORS = 1000
 _MIN_NEEDLE = 3  # shorter literals hit nearly every line; such a rule is checked on every line
 _CHUNK = 4 << 20
-_HITS_PER_LINE = 16  # beyond this, a line's further needle hits are skipped (it is a candidate already)
-# ASCII letters that `re.IGNORECASE` (str patterns) also matches with non-ASCII characters; the
-# test suite re-derives this table from every code point.
-CASE_PARTNERS = {"i": "\u0130\u0131", "k": "\u212a", "s": "\u017f"}
 _REPEATS = (sre.MAX_REPEAT, sre.MIN_REPEAT, getattr(sre, "POSSESSIVE_REPEAT", sre.MAX_REPEAT))
 
 
@@ -147,124 +151,9 @@ def rule_needles(rule: Rule) -> frozenset[Needle] | None:
     return frozenset().union(*covers)
 
 
-def caseless_bytes_regex(text: str) -> bytes:
-    """A bytes regex (for an ASCII-case-insensitive engine) matching what `(?i)text` matches in
-    UTF-8 text."""
-    parts = []
-    for char in text:
-        partners = CASE_PARTNERS.get(char.lower())
-        escaped = b"\\x%02x" % ord(char)
-        if partners:
-            forms = [escaped] + [b"".join(b"\\x%02x" % b for b in p.encode()) for p in partners]
-            parts.append(b"(?:" + b"|".join(forms) + b")")
-        else:
-            parts.append(escaped)
-    return b"".join(parts)
-
-
 def _needle_regex(needles: Iterable[Needle]) -> re.Pattern[str]:
     alternatives = sorted(f"(?i:{re.escape(text)})" if caseless else re.escape(text) for text, caseless in needles)
     return re.compile("|".join(alternatives))
-
-
-# --- scanning engines -------------------------------------------------------------------------
-
-class PythonScanner:
-    """`bytes.find` per needle: C speed per needle, one pass per needle."""
-
-    name = "python"
-
-    def __init__(self, needles: Sequence[Needle]) -> None:
-        self.exact = [(index, text.encode()) for index, (text, caseless) in enumerate(needles) if not caseless]
-        # A bytes pattern folds ASCII case only; caseless_bytes_regex adds the non-ASCII partners.
-        self.caseless = [(index, re.compile(caseless_bytes_regex(text), re.IGNORECASE))
-                         for index, (text, caseless) in enumerate(needles) if caseless]
-
-    def hits(self, data, lo: int, hi: int) -> list[tuple[int, int]]:
-        found = []
-        for index, needle in self.exact:
-            at = data.find(needle, lo, hi)
-            while at >= 0:
-                found.append((at, index))
-                newline = data.find(b"\n", at, hi)  # one hit per line and needle is enough
-                if newline < 0:
-                    break
-                at = data.find(needle, newline + 1, hi)
-        for index, pattern in self.caseless:
-            found.extend((hit.start(), index) for hit in pattern.finditer(data, lo, hi))
-        return found
-
-
-class HyperscanScanner:
-    """All needles in one pass (Hyperscan's multi-literal matchers)."""
-
-    name = "hyperscan"
-
-    def __init__(self, needles: Sequence[Needle]) -> None:
-        import hyperscan
-
-        self.database = None
-        self.terminated = getattr(hyperscan, "ScanTerminated", hyperscan.error)
-        self.takes_views = True
-        if not needles:
-            return
-        expressions = [caseless_bytes_regex(text) if caseless else b"".join(b"\\x%02x" % b for b in text.encode())
-                       for text, caseless in needles]
-        flags = [hyperscan.HS_FLAG_CASELESS if caseless else 0 for _, caseless in needles]
-        database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-        database.compile(expressions=expressions, ids=list(range(len(needles))), elements=len(needles), flags=flags)
-        self.database = database
-
-    def hits(self, data, lo: int, hi: int) -> list[tuple[int, int]]:
-        if self.database is None or hi <= lo:
-            return []
-        found: list[tuple[int, int]] = []
-        position = lo
-        while position < hi:
-            line_end = -1
-            same_line = 0
-            resume = None
-
-            def on_match(index: int, _start: int, end: int, _flags: int, _context: object) -> bool | None:
-                nonlocal line_end, same_line, resume
-                offset = position + end - 1  # the needle's last byte: on the line that holds it
-                found.append((offset, index))
-                if offset < line_end:
-                    same_line += 1
-                    if same_line > _HITS_PER_LINE:  # a line full of needles: go on after it
-                        resume = line_end + 1
-                        return True
-                else:
-                    line_end = data.find(b"\n", offset, hi)
-                    line_end = hi if line_end < 0 else line_end
-                    same_line = 0
-                return None
-
-            with memoryview(data) as whole, whole[position:hi] as part:
-                try:
-                    try:
-                        self.database.scan(part if self.takes_views else bytes(part), match_event_handler=on_match)
-                    except TypeError:
-                        if not self.takes_views:
-                            raise
-                        self.takes_views = False  # hyperscan < 0.8 scans bytes only: copy the chunk
-                        self.database.scan(bytes(part), match_event_handler=on_match)
-                except self.terminated:  # raised when on_match stopped the scan
-                    pass
-            if resume is None:
-                break
-            position = resume
-        return found
-
-
-def make_scanner(needles: Sequence[Needle], engine: str = "auto"):
-    if engine in ("auto", "hyperscan"):
-        try:
-            return HyperscanScanner(needles)
-        except Exception:  # not installed for this platform, or no usable CPU: same lines, slower
-            if engine == "hyperscan":
-                raise
-    return PythonScanner(needles)
 
 
 # --- the matcher ------------------------------------------------------------------------------
@@ -272,15 +161,97 @@ def make_scanner(needles: Sequence[Needle], engine: str = "auto"):
 class RelevantLines(list):
     """The lines of a log classification looks at, in log order, with their rule matches.
 
-    A subsequence of `parse_log`'s lines: every line a rule matches, the 400 lines before each
-    (for traceback frames), every `##[error]` line. Valid only with the rule set it was made for.
+    A subsequence of `parse_log`'s lines: every line a rule matches (up to KEEP_PER_RULE per rule)
+    and the first KEEP_ERRORS `##[error]` lines. The lines before a match (for traceback frames)
+    are decoded on request only (`context_before`), from the log, which must stay open until then.
+    Valid only with the rule set it was made for.
     """
 
-    def __init__(self, lines: Iterable[LogLine], rule_set: RuleSet, matches: list[RuleMatch], engine: str) -> None:
+    def __init__(self, lines: Iterable[LogLine], rule_set: RuleSet, matches: list[RuleMatch], engine: str,
+                 buffer: LogBuffer | None = None, chunk_lines: Sequence[tuple[int, int]] = ()) -> None:
         super().__init__(lines)
         self.rule_set = rule_set
         self.matches = matches
         self.engine = engine
+        self._buffer = buffer
+        self._chunk_lines = list(chunk_lines)  # (first line number, start offset) of each chunk
+
+    def context_before(self, line: LogLine, count: int = CONTEXT_LINES) -> list[str]:
+        """Texts of the `count` lines (segments) that end with `line`, as `parse_log` gives them."""
+        if self._buffer is None or not self._chunk_lines:
+            return _list_context(self, line, count)
+        buffer = self._buffer
+        at = bisect_right([number for number, _ in self._chunk_lines], line.number) - 1
+        number, start = self._chunk_lines[at]
+        data = buffer.data
+        while number < line.number:  # walk to the line's start (within one bounded chunk)
+            start = data.find(b"\n", start) + 1
+            number += 1
+        end = buffer.line_end(start)
+        physical = [(start, end)]
+        while len(physical) <= count and start > buffer.start:
+            end = start - 1
+            start = max(data.rfind(b"\n", buffer.start, end) + 1, buffer.start)
+            physical.append((start, end))
+        def segments(lo: int, hi: int) -> list[str]:
+            data, start, end = buffer.cleaned(lo, hi)
+            return split_line(data[start:end], buffer.errors)[1]
+
+        texts: list[str] = []
+        for lo, hi in reversed(physical):
+            texts.extend(segments(lo, hi))
+        # `line` is one of its physical line's segments: drop the segments after it.
+        own = segments(*physical[0])
+        mine = next((i for i in range(len(own) - 1, -1, -1) if own[i] == line.text), len(own) - 1)
+        if mine < len(own) - 1:
+            del texts[mine - len(own) + 1:]
+        return texts[-count:]
+
+
+def _list_context(lines: Sequence[LogLine], line: LogLine, count: int) -> list[str]:
+    index = next((i for i in range(len(lines) - 1, -1, -1) if lines[i] is line), None)
+    if index is None:
+        index = next(i for i, other in enumerate(lines) if other == line)
+    return [other.text for other in lines[max(0, index - count + 1):index + 1]]
+
+
+def context_before(lines: Sequence[LogLine], line: LogLine, count: int = CONTEXT_LINES) -> list[str]:
+    """Texts of the `count` log lines ending with `line` (one of `lines`' matches): from the log for
+    `relevant_lines`' selection, from the list itself for `parse_log`'s lines."""
+    if isinstance(lines, RelevantLines):
+        return lines.context_before(line, count)
+    return _list_context(lines, line, count)
+
+
+class _Keep:
+    """Matches kept with bounded memory and no blind spot: the first KEEP_PER_RULE of each rule.
+
+    The earliest match of every rule is always kept, so the highest-priority cause is found however
+    many lower-priority matches come first; beyond the bound a rule's further matches are counted.
+    """
+
+    def __init__(self) -> None:
+        self.matches: list[RuleMatch] = []
+        self.per_rule: dict[str, int] = {}
+        self.dropped = 0
+
+    def wants(self, rule: Rule) -> bool:
+        return self.per_rule.get(rule.id, 0) < KEEP_PER_RULE
+
+    def add(self, rule: Rule, line: LogLine, captures: dict[str, str]) -> None:
+        self.per_rule[rule.id] = self.per_rule.get(rule.id, 0) + 1
+        self.matches.append(RuleMatch(rule.id, rule.category, rule.retryable, rule.priority, line, captures))
+
+
+def _window_match(rule: Rule, text: str, lo: int, hi: int) -> dict[str, str] | None:
+    """`Rule.match` on text[lo:hi], seeing the real text around it (`^` only at the line's start)."""
+    for pattern in rule.patterns:
+        found = pattern.search(text, lo, hi)
+        if found:
+            if any(excluded.search(text, lo, hi) for excluded in rule.exclude):
+                return None
+            return {name: value for name, value in found.groupdict().items() if value is not None}
+    return None
 
 
 class Matcher:
@@ -289,7 +260,8 @@ class Matcher:
         self.checks: list[tuple[Rule, re.Pattern[str] | None]] = []
         cover_of = [rule_needles(rule) for rule in rule_set.rules]
         # A rule with no needle must be tried on every line: correct, but no faster than before.
-        self.exhaustive = any(cover is None for cover in cover_of)
+        self.always = tuple(priority for priority, cover in enumerate(cover_of) if cover is None)
+        self.exhaustive = bool(self.always)
         self.needles: tuple[Needle, ...] = tuple(sorted(set(MARKERS).union(*(c for c in cover_of if c))))
         index_of = {needle: index for index, needle in enumerate(self.needles)}
         self.rules_of_needle: list[list[int]] = [[] for _ in self.needles]
@@ -297,138 +269,115 @@ class Matcher:
             self.checks.append((rule, _needle_regex(cover) if cover else None))
             for needle in cover or ():
                 self.rules_of_needle[index_of[needle]].append(priority)
+        self.all_rules = tuple(range(len(rule_set.rules)))
         self.scanner = make_scanner(self.needles, engine)
+        self._priorities_of: dict[frozenset[int], tuple[int, ...]] = {}
 
-    def _first_match(self, text: str, priorities: Iterable[int]) -> tuple[Rule, dict[str, str]] | None:
+    def first_match(self, text: str, priorities: Iterable[int], keep: _Keep) -> tuple[Rule, dict[str, str]] | None:
+        """The highest-priority rule among `priorities` that matches `text`, as `Rule.match` decides;
+        a line longer than WINDOW is matched window by window (WINDOW characters, overlapping by
+        half), so a match of up to WINDOW / 2 characters is found anywhere in a line of any length."""
+        short = len(text) <= WINDOW
         for priority in priorities:
-            rule = self.checks[priority][0]
-            captures = rule.match(text)
-            if captures is not None:
-                return rule, captures
-        return None
-
-    def match_lines(self, lines: Iterable[LogLine], max_line: int, max_matches: int) -> list[RuleMatch]:
-        """For each line, the highest-priority rule that matches it (as `Rule.match` decides)."""
-        matches: list[RuleMatch] = []
-        for line in lines:
-            text = line.text[:max_line]
-            for rule, needles in self.checks:
+            rule, needles = self.checks[priority]
+            if short:
                 if needles is not None and needles.search(text) is None:
                     continue
                 captures = rule.match(text)
-                if captures is not None:
-                    matches.append(RuleMatch(rule.id, rule.category, rule.retryable, rule.priority, line, captures))
-                    if len(matches) >= max_matches:
-                        return matches
-                    break
-        return matches
+            else:
+                captures = None
+                for lo in range(0, max(len(text) - WINDOW // 2, 1), WINDOW // 2):
+                    hi = min(lo + WINDOW, len(text))
+                    if needles is None or needles.search(text, lo, hi) is not None:
+                        captures = _window_match(rule, text, lo, hi)
+                        if captures is not None:
+                            break
+            if captures is not None:
+                # A rule past its bound still wins the line (a lower-priority rule must not take it).
+                return (rule, captures) if keep.wants(rule) else None
+        return None
 
-    def candidate_lines(self, buffer: LogBuffer) -> list[tuple[int, int, tuple[int, ...]]]:
-        """(line number, start offset, priorities of the rules to try) of every line holding a
-        needle, in log order."""
-        found: list[tuple[int, int, tuple[int, ...]]] = []
-        first_number = 1  # number of the chunk's first line
-        data = buffer.data
-        for lo, hi in buffer.chunks(_CHUNK):
-            needles_at: dict[int, set[int]] = {}
-            for offset, needle in self.scanner.hits(data, lo, hi):
-                needles_at.setdefault(buffer.line_start(offset), set()).add(needle)
-            for start, needles in self._hits_in_dirty_lines(buffer, lo, hi):
-                needles_at.setdefault(start, set()).update(needles)
-            number, counted = first_number, lo
-            for start in sorted(needles_at):
-                number += buffer.count_newlines(counted, start)
-                counted = start
-                found.append((number, start, self._priorities(needles_at[start])))
-            first_number += buffer.count_newlines(lo, hi)
-        return found
+    def match_lines(self, lines: Iterable[LogLine]) -> list[RuleMatch]:
+        """For each line, the highest-priority rule that matches it (the first KEEP_PER_RULE of each
+        rule are kept)."""
+        keep = _Keep()
+        for line in lines:
+            found = self.first_match(line.text, self.all_rules, keep)
+            if found is not None:
+                keep.add(found[0], line, found[1])
+        return keep.matches
 
-    def _priorities(self, needles: Iterable[int]) -> tuple[int, ...]:
-        return tuple(sorted({p for needle in needles for p in self.rules_of_needle[needle]}))
+    def _priorities(self, needles: frozenset[int]) -> tuple[int, ...]:
+        known = self._priorities_of.get(needles)
+        if known is None:
+            known = tuple(sorted({p for needle in needles for p in self.rules_of_needle[needle]}.union(self.always)))
+            self._priorities_of[needles] = known
+        return known
 
-    def _hits_in_dirty_lines(self, buffer: LogBuffer, lo: int, hi: int) -> list[tuple[int, set[int]]]:
-        """Needles that only appear once a line's ANSI codes and `\r` are removed, by line start.
+    def candidates(self, data, lo: int, hi: int, breaks) -> list[tuple[int, int, tuple[int, ...]]]:
+        """(line index in chunk, start offset, priorities) of each line of data[lo:hi] holding a
+        needle (every line when some rule has none), in order; `breaks` are its newlines' offsets."""
+        hits = self.scanner.hits(data, lo, hi)
+        if self.always:
+            count = len(breaks) + (1 if len(breaks) == 0 or breaks[-1] + 1 < hi else 0)
+            found: dict[int, set[int]] = {index: set() for index in range(count)}
+        else:
+            found = {}
+        if hits:
+            offsets = np.fromiter((offset for offset, _ in hits), np.int64, len(hits))
+            indices = np.searchsorted(breaks, offsets).tolist()
+            for index, (_, needle) in zip(indices, hits):
+                found.setdefault(index, set()).add(needle)
+        result = []
+        for index in sorted(found):
+            start = int(breaks[index - 1]) + 1 if index else lo
+            result.append((index, start, self._priorities(frozenset(found[index]))))
+        return result
 
-        Only lines holding ESC, or `\r` anywhere but at the end, can have such needles; they are
-        gathered, cleaned together and scanned again.
-        """
-        data = buffer.data
-        dirty: dict[int, int] = {}  # start -> end
-        markers = [b"\x1b"]
-        carriage_returns = data.count(b"\r", lo, hi) if isinstance(data, (bytes, bytearray)) else None
-        if carriage_returns is None or carriage_returns:
-            markers.append(b"\r")
-        for marker in markers:
-            at = data.find(marker, lo, hi)
-            while at >= 0:
-                end = data.find(b"\n", at, hi)
-                end = hi if end < 0 else end
-                if marker == b"\r" and at + 1 == end and data.find(b"\r", data.rfind(b"\n", lo, at) + 1, at) < 0:
-                    pass  # only a line-ending `\r`: it cannot split a needle
-                else:
-                    start = max(data.rfind(b"\n", lo, at) + 1, lo, buffer.start)
-                    dirty[start] = end
-                at = data.find(marker, end, hi)
-        if not dirty:
-            return []
-        starts = sorted(dirty)
-        cleaned = ANSI_BYTES.sub(b"", b"\n".join(data[start:dirty[start]] for start in starts)).replace(b"\r", b"")
-        hits = self.scanner.hits(cleaned, 0, len(cleaned))
-        if not hits:
-            return []
-        breaks = np.flatnonzero(np.frombuffer(cleaned, np.uint8) == 10)
-        pieces = np.searchsorted(breaks, np.asarray([offset for offset, _ in hits]), side="left")
-        needles_at: dict[int, set[int]] = {}
-        for piece, (_, needle) in zip(pieces.tolist(), hits):
-            needles_at.setdefault(starts[piece], set()).add(needle)
-        return list(needles_at.items())
-
-    def relevant_lines(self, raw: RawLog, steps: Iterable[Step], max_line: int, max_matches: int) -> RelevantLines:
-        buffer = LogBuffer(raw)
-        steps = tuple(steps)
-        if self.exhaustive:
-            lines = list(parse_log(buffer, steps))
-            return RelevantLines(lines, self.rule_set, self.match_lines(lines, max_line, max_matches), "exhaustive")
+    def relevant_lines(self, raw: RawLog, steps: Iterable[Step]) -> RelevantLines:
+        buffer = raw if isinstance(raw, LogBuffer) else LogBuffer(raw)
         clock = StepClock(steps)
-        kept: dict[int, LogLine] = {}
-        starts: dict[int, int] = {}
-        matches: list[RuleMatch] = []
-        headers: list[tuple[int, int]] = []
+        keep = _Keep()
+        kept: list[LogLine] = []
+        errors = 0
         group_step: str | None = None
         current: str | None = None
-        floor = buffer.start
-        # One pass over the candidates: most hold a needle but match nothing, so they cost a
-        # decode and the regexes of the rules whose needles they hold, and no LogLine.
-        for number, start, priorities in self.candidate_lines(buffer):
-            stamp, text = normalise(buffer.decode(start, buffer.line_end(start)))
-            if stamp is None:
-                stamp = last_stamp_before(buffer, start, floor)
-            current = stamp or current
-            floor = start
-            if text.startswith(GROUP_RUN):
-                group_step = text[len("##[group]") :]
-                headers.append((number, start))
-            found = self._first_match(text[:max_line], priorities) if len(matches) < max_matches else None
-            if found is not None or text.startswith("##[error]"):
-                line = LogLine(number=number, text=text, step=clock.step_of(current, group_step), timestamp=current)
-                kept[number] = line
-                starts[number] = start
-                if found is not None:
-                    rule, captures = found
-                    matches.append(RuleMatch(rule.id, rule.category, rule.retryable, rule.priority, line, captures))
-        # classify looks back from the root cause for a traceback: keep the lines before each match.
-        context: dict[int, int] = {}
-        for match in matches:
-            number = match.line.number
-            for before_number, before_start in preceding_lines(buffer, number, starts[number], CONTEXT_LINES):
-                if before_number not in kept:
-                    context[before_number] = before_start
-        if context:
-            positions = sorted({**dict(headers), **context}.items())
-            for line in lines_at(buffer, positions, steps, keep=set(context)):
-                kept[line.number] = line
-        lines = [kept[number] for number in sorted(kept)]
-        return RelevantLines(lines, self.rule_set, matches, self.scanner.name)
+        first_number = 1
+        chunk_lines: list[tuple[int, int]] = []
+        for chunk_lo, chunk_hi in buffer.chunks(_CHUNK):
+            chunk_lines.append((first_number, chunk_lo))
+            # The chunk itself when it holds no ANSI code, else a cleaned copy (same lines).
+            data, lo, hi = buffer.cleaned(chunk_lo, chunk_hi)
+            breaks = np.flatnonzero(np.frombuffer(data, np.uint8, hi - lo, lo) == 10) + lo
+            floor = lo
+            for index, start, priorities in self.candidates(data, lo, hi, breaks):
+                end = int(breaks[index]) if index < len(breaks) else hi
+                stamp, segments = split_line(data[start:end], buffer.errors)
+                if stamp is None:
+                    # The nearest stamped line above, back to the last candidate (whose stamp is current).
+                    stamp = last_stamp(data, floor, start)
+                current = stamp or current
+                floor = end + 1
+                number = first_number + index
+                for text in segments:
+                    if text.startswith(GROUP_RUN):
+                        group_step = text[len("##[group]"):]
+                    found = self.first_match(text, priorities, keep) if priorities else None
+                    error = text.startswith("##[error]") and errors < KEEP_ERRORS
+                    if found is not None or error:
+                        line = LogLine(number=number, text=text, step=clock.step_of(current, group_step),
+                                       timestamp=current)
+                        kept.append(line)
+                        errors += error
+                        if found is not None:
+                            keep.add(found[0], line, found[1])
+            # The lines after the last candidate may carry a later stamp, for the next chunk.
+            current = last_stamp(data, floor, hi) or current
+            first_number += len(breaks)
+            del data
+            buffer.release(chunk_lo, chunk_hi)
+        return RelevantLines(kept, self.rule_set, keep.matches, "exhaustive" if self.always else self.scanner.name,
+                             buffer, chunk_lines)
 
 
 @lru_cache(maxsize=16)
@@ -440,12 +389,21 @@ def relevant_lines(raw: RawLog, rule_set: RuleSet, steps: Iterable[Step] = (), e
     """The lines of a job log `classify` needs, found without a LogLine per physical line.
 
     `classify(relevant_lines(raw, rules, steps), rules)` equals
-    `classify(list(parse_log(raw, steps)), rules)`, in time and memory that grow with the log's
-    size only through C-speed scans.
+    `classify(list(parse_log(raw, steps)), rules)`, in time that grows with the log's size only
+    through C-speed scans, and memory bounded by the chunk size and the matches kept.
     """
-    from ci_triage.core.logs.classify import (  # classify imports this module
-        _MAX_LINE,
-        _MAX_MATCHES,
-    )
+    return matcher_for(rule_set, engine).relevant_lines(raw, tuple(steps))
 
-    return matcher_for(rule_set, engine).relevant_lines(raw, steps, _MAX_LINE, _MAX_MATCHES)
+
+def find_matches(lines: Iterable[LogLine], rule_set: RuleSet) -> list[RuleMatch]:
+    """For every line, the highest-priority rule that matches it, with its captures, in log order
+    (the first KEEP_PER_RULE matches of each rule).
+
+    Lines from `relevant_lines` come with their matches already found by one scan of the whole
+    log; any other lines go through the same per-line check.
+    """
+    if isinstance(lines, RelevantLines):
+        if lines.rule_set != rule_set:
+            raise ValueError("these lines were selected for another rule set")
+        return list(lines.matches)
+    return matcher_for(rule_set).match_lines(lines)
