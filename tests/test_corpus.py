@@ -27,8 +27,9 @@ from tests.corpus_eval import (
 
 ACCEPTANCE = {"category": 0.95, "root_cause": 0.90}
 FLOOR = {
-    "tune": {"category": 0.53, "root_cause": 0.55},
-    "test": {"category": 0.23, "root_cause": 0.30},
+    "tune": {"category": 0.51, "root_cause": 0.54},
+    "test": {"category": 0.27, "root_cause": 0.34},
+    "tune cascades": {"root_cause": 0.50},
 }
 MIN_TEST_SHARE = 0.40
 MAX_EXCERPT_BYTES = 10_000
@@ -74,8 +75,7 @@ def test_code_failures_are_never_called_retryable(scored):
 
 
 def test_cascades_point_at_their_first_cause(scored):
-    """Excerpts where louder downstream errors follow the cause: each must still point at the cause,
-    at least as often as the tune split's root-cause floor."""
+    """Excerpts where louder downstream errors follow the cause must still point at the cause."""
     cascades = [s for s in scored["tune"] if "cascade" in s.excerpt.tags]
     right = sum(s.root_ok for s in cascades)
-    assert right >= len(cascades) * FLOOR["tune"]["root_cause"] - 1, [s.excerpt.file for s in cascades if not s.root_ok]
+    assert right >= len(cascades) * FLOOR["tune cascades"]["root_cause"], [s.excerpt.file for s in cascades if not s.root_ok]
