@@ -9,6 +9,7 @@ not be able to change how its own failures are judged.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import timedelta
@@ -27,8 +28,8 @@ from ci_triage.core.evidence import timeline
 from ci_triage.core.evidence.neighbours import neighbour_hints
 from ci_triage.core.evidence.relate import relate
 from ci_triage.core.logs.annotations import classify_annotations
-from ci_triage.core.logs.classify import classify, focus_on_test
-from ci_triage.core.logs.matcher import relevant_lines
+from ci_triage.core.logs.budget import DEFAULT_BUDGET_S, classify_within
+from ci_triage.core.logs.classify import focus_on_test
 from ci_triage.core.logs.rules import (
     RuleSet,
     builtin_rules,
@@ -131,7 +132,8 @@ class Triage:
         status, text = self.log_of(repo, job)
         # Only the lines a rule could match (and the context classify reads) become objects: a
         # 100 MB log costs a scan, not a million LogLines.
-        classification = classify(relevant_lines(text or "", self.rules, job.steps), self.rules)
+        classification = classify_within(text or "", self.rules, job.steps, seconds=DEFAULT_BUDGET_S,
+                                         clock=time.monotonic)
         if status is not LogStatus.AVAILABLE or classification.category == "unknown":
             # The log is missing or silent: GitHub's annotations on the job may still say why.
             from_annotations = classify_annotations(self.annotations_of(repo, job), job.conclusion, self.rules)
