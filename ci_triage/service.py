@@ -12,6 +12,7 @@ not be able to change how its own failures are judged.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -37,8 +38,7 @@ from ci_triage.core.decide.triage import (
     window_queries,
 )
 from ci_triage.core.logs.annotations import classify_annotations
-from ci_triage.core.logs.classify import classify
-from ci_triage.core.logs.matcher import relevant_lines
+from ci_triage.core.logs.budget import DEFAULT_BUDGET_S, classify_within
 from ci_triage.core.logs.rules import (
     RuleSet,
     builtin_rules,
@@ -117,7 +117,8 @@ class Triage:
         status, data = self.log_of(repo, job)
         # The log stays bytes (a map of a temporary file when large) and only the lines a rule
         # could match become objects: a 1 GB log costs a scan in bounded memory.
-        classification = classify(relevant_lines(data or b"", self.rules, job.steps), self.rules)
+        classification = classify_within(data or b"", self.rules, job.steps, seconds=DEFAULT_BUDGET_S,
+                                         clock=time.monotonic)
         if hasattr(data, "close"):  # a large log's map: its temporary file goes with it
             data.close()
         if status is not LogStatus.AVAILABLE or classification.category == "unknown":

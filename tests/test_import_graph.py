@@ -12,9 +12,10 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parent.parent / "ci_triage"
 # What a pure module may use besides other core modules: the shared values and errors, the root
 # package (for __version__), the standard library, the data libraries that stay in memory, and
-# hyperscan, the fast matcher's regular-expression engine (a compiled `re`: bytes in, matches out).
+# the regular-expression engines of the matcher and of rules we did not write (hyperscan and RE2:
+# a compiled `re`, bytes in, matches out).
 CORE_MAY_IMPORT = ("ci_triage.core", "ci_triage.model", "ci_triage.errors")
-CORE_THIRD_PARTY = {"numpy", "pandas", "rich", "hyperscan"}
+CORE_THIRD_PARTY = {"numpy", "pandas", "rich", "hyperscan", "re2"}
 
 
 def _module_name(path: Path) -> str:

@@ -37,6 +37,22 @@ def mapped(path: Path) -> Iterator[bytes | mmap.mmap]:
         raise UsageError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
 
 
+RulesOption = Annotated[Path | None, typer.Option(
+    "--rules", help="Extra rule file, added to the built-in rules (its rules first), like a repository's.")]
+NoBuiltinOption = Annotated[bool, typer.Option(
+    "--no-builtin", help="Use only the --rules file, without the built-in rules.")]
+
+def _rule_set(rules: Path | None, no_builtin: bool):
+    from ci_triage.core.logs.rules import builtin_rules, merge_rule_sets
+
+    if no_builtin and rules is None:
+        raise UsageError("--no-builtin needs a --rules file")
+    if rules is None:
+        return builtin_rules()
+    extra = load_rules(rules)
+    return extra if no_builtin else merge_rule_sets(builtin_rules(), extra)
+
+
 def register(app: typer.Typer) -> None:
     app.command("classify")(classify_files)
     app.command()(clusters)
@@ -49,19 +65,20 @@ def register(app: typer.Typer) -> None:
 def classify_files(
     files: Annotated[list[Path], typer.Argument(help="Saved job logs (as downloaded from GitHub).")],
     fmt: Annotated[OutputFormat, typer.Option("--format", help="table or json.")] = OutputFormat.table,
-    rules: Annotated[Path | None, typer.Option("--rules", help="Rule file to use instead of the built-in rules.")] = None,
+    rules: RulesOption = None,
+    no_builtin: NoBuiltinOption = False,
 ) -> None:
     """Classify saved job logs offline: root-cause line, category, captures and fingerprint."""
     with boundary():
-        from ci_triage.core.logs.classify import classify
-        from ci_triage.core.logs.matcher import relevant_lines
-        from ci_triage.core.logs.rules import builtin_rules
+        import time
 
-        rule_set = load_rules(rules) if rules else builtin_rules()
+        from ci_triage.core.logs.budget import DEFAULT_BUDGET_S, classify_within
+
+        rule_set = _rule_set(rules, no_builtin)
         results = []
         for path in files:
             with mapped(path) as raw:
-                result = classify(relevant_lines(raw, rule_set), rule_set)
+                result = classify_within(raw, rule_set, seconds=DEFAULT_BUDGET_S, clock=time.monotonic)
             root = result.root_cause
             results.append({
                 "file": str(path),
@@ -122,7 +139,8 @@ def clusters(
 
 def rules_explain(
     log: Annotated[Path, typer.Argument(help="A saved job log.")],
-    rules: Annotated[Path | None, typer.Option("--rules", help="Rule file to use instead of the built-in rules.")] = None,
+    rules: RulesOption = None,
+    no_builtin: NoBuiltinOption = False,
 ) -> None:
     """Show every rule match in a log and why one of them is the root cause."""
     with boundary():
@@ -130,11 +148,15 @@ def rules_explain(
         from rich.table import Table
         from rich.text import Text
 
-        from ci_triage.core.logs.classify import classify, find_matches
-        from ci_triage.core.logs.matcher import relevant_lines
-        from ci_triage.core.logs.rules import builtin_rules
+        from ci_triage.core.logs.classify import (
+            MAX_SCORED_ANCHORS,
+            classify,
+            find_matches,
+        )
+        from ci_triage.core.logs.matcher import relevant_lines, with_context
+        from ci_triage.core.logs.scorer import MIN_SCORE, candidates
 
-        rule_set = load_rules(rules) if rules else builtin_rules()
+        rule_set = _rule_set(rules, no_builtin)
         boilerplate = {rule.id for rule in rule_set.rules if rule.boilerplate}
         table = Table("line", "rule", "priority", "category", "text", title=f"Rule matches in {log}")
         # The same parser and matcher as `classify` and `report`: what is explained is what they see.
@@ -145,12 +167,27 @@ def rules_explain(
                 table.add_row(str(match.line.number), match.rule_id + kind, str(match.priority), match.category,
                               Text(match.line.text[:160]))
             result = classify(lines, rule_set)
+            # The scorer's view: the lines before the anchors, decoded while the log is still open.
+            anchors = [m.line for m in result.matches]
+            ranked = candidates(with_context(lines, anchors[:1] + anchors[-MAX_SCORED_ANCHORS:]), result.matches,
+                                boilerplate)[:5]
         console = Console()
         console.print(table)
         if result.rule_id is None:
+            picked = ranked[0] if ranked and ranked[0].score >= MIN_SCORE else None
             where = f"line {result.root_cause.line}" if result.root_cause else "no line"
-            console.print(f"No rule explains this log: category unknown, root cause at {where} "
-                          "(the first error line).")
+            signal = result.captures.get("signal")
+            how = (f"category {result.category} from the exit code ({signal})" if signal
+                   else "category unknown")
+            why = ("the scorer's choice: the likeliest causal line by its shape and place" if picked
+                   else "no line scored as an error of its own, so the first error line stands in")
+            console.print(f"No rule explains this log: {how}, root cause at {where} ({why}).")
+            if ranked:
+                scores = Table("line", "score", "why", "text", title="Scorer's candidates (best first)")
+                for item in ranked:
+                    scores.add_row(str(item.line.number), f"{item.score:g}", "; ".join(item.reasons),
+                                   Text(item.line.text[:120]))
+                console.print(scores)
         else:
             console.print(f"Root cause: line {result.root_cause.line}, rule {result.rule_id} ({result.category}). "
                           "It wins because no matching rule has a higher priority (a lower number), and no "
@@ -164,6 +201,8 @@ def rules_check(
     with boundary():
         from ci_triage.core.logs.rules import builtin_rules, check_examples
 
+        # A file is checked on its own: its patterns compile, none is refused as hazardous, its
+        # examples match and its near misses do not (loading it raises the first problem).
         rule_set = builtin_rules() if file is None else load_rules(file)
         problems = check_examples(rule_set)
         for problem in problems:

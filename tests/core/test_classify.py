@@ -103,3 +103,43 @@ def test_repository_rules_come_first_and_replace_builtins_of_the_same_id():
     assert [r.priority for r in merged.rules] == list(range(len(merged.rules)))
     assert sum(r.id == "pytest-failed-test" for r in merged.rules) == 1
     assert classify(_log("fixture server did not start"), merged).category == "network"
+
+
+# Families: the same failure as each ecosystem words it classifies alike (issue 10).
+@pytest.mark.parametrize("line, category", [
+    ("listen tcp 0.0.0.0:8080: bind: address already in use", "port_in_use"),
+    ("thread 'main' panicked: Address already in use (os error 98)", "port_in_use"),
+    ("Caused by: java.net.BindException: Address already in use", "port_in_use"),
+    ("[PID: 2267203] 2025-11-21-11:38:29.575.404 Bind_Failed(EJ0003): Failed to bind the IP port. Reason: The IP "
+     "address and port have been bound already.", "port_in_use"),
+    ("torch.OutOfMemoryError: HIP out of memory. Tried to allocate 1.50 GiB.", "accelerator_oom"),
+    ("jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 1024 bytes.",
+     "accelerator_oom"),
+    ("[rank0]: EZ9999: [PID: 77] 2025-09-24-20:59:48.119.066 Inner Error! The error from device(chipId:0)", "device_error"),
+    ("EI0001: [PID: 1] 2025-06-01-10:00:00.000.000 Environment variable HCCL_CONNECT_TIMEOUT is invalid.", "unknown"),
+    ("ERROR: Job failed: execution took longer than 1h0m0s seconds", "job_timeout"),
+    ("Exited with status -1 (agent lost)", "runner_lost"),
+    ("c++: fatal error: Killed signal terminated program cc1plus", "host_oom"),
+    ("ERROR: No matching distribution found for torch==9.9", "dependency"),
+    ("error[E0308]: mismatched types", "compile_error"),
+    ("src/app/main.py:1:8: F401 [*] `os` imported but unused", "lint_failure"),
+    ("--- FAIL: TestParse (0.00s)", "test_failure"),
+    ("[  FAILED  ] ParserTest.HandlesEmptyInput (0 ms)", "test_failure"),
+    ("FAILED tests/test_hub.py::test_load - huggingface_hub.errors.HfHubHTTPError: 429 Client Error: Too Many "
+     "Requests for url: https://huggingface.co/api/models/gpt2", "network"),
+])
+def test_each_family_covers_its_ecosystem(line, category):
+    assert classify(_log(line, "##[error]Process completed with exit code 1."), builtin_rules()).category == category
+
+
+def test_a_dependency_failure_is_network_when_the_index_was_unreachable():
+    unreachable = classify(_log(
+        "WARNING: Retrying (Retry(total=0, connect=None, read=None, redirect=None, status=None)) after connection "
+        "broken by 'NewConnectionError('<pip._vendor.urllib3.connection.HTTPSConnection object at 0x7f>: Failed to "
+        "establish a new connection: [Errno -3] Temporary failure in name resolution')': /simple/torch/",
+        "ERROR: Could not find a version that satisfies the requirement torch (from versions: none)",
+        "ERROR: No matching distribution found for torch"), builtin_rules())
+    assert (unreachable.category, unreachable.retryable) == ("network", True)
+    pinned = classify(_log("ERROR: Could not find a version that satisfies the requirement torch==9.9 (from versions: "
+                           "2.4.0)", "ERROR: No matching distribution found for torch==9.9"), builtin_rules())
+    assert (pinned.category, pinned.retryable, pinned.root_cause.line) == ("dependency", False, 1)

@@ -27,11 +27,13 @@ class Policy:
     # Categories an infra failure may have. Only these can lead to a rerun.
     retryable_categories: frozenset[str] = frozenset(
         {"port_in_use", "network", "runner_lost", "job_timeout", "disk_full", "container", "device_error",
-         "collective_timeout", "accelerator_oom", "crash"}
+         "collective_timeout", "accelerator_oom", "crash", "host_oom"}
     )
     # These may equally be the PR's fault (its model got bigger, it deadlocks): rerun only with
-    # evidence that something else was competing for the runner at the time.
-    need_contention: frozenset[str] = frozenset({"accelerator_oom", "collective_timeout", "crash", "job_timeout"})
+    # evidence that something else was competing for the runner at the time. The kernel's OOM
+    # killer (host_oom) is resource exhaustion like a device OOM: the same evidence is needed.
+    need_contention: frozenset[str] = frozenset({"accelerator_oom", "collective_timeout", "crash", "job_timeout",
+                                                 "host_oom"})
     possibly_related_blocks_rerun: bool = False
     died_early_ratio: float = 0.85
 

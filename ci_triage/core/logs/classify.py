@@ -1,7 +1,8 @@
 """Log lines + rules -> Classification: the root-cause line, its category, captures and stack.
 
 "unknown" is a value, not an exception: a log no rule explains still gets a root-cause line (the
-first `##[error]`) and a fingerprint, so it can be clustered with others like it.
+scorer's choice from general evidence, else the first `##[error]`) and a fingerprint, so it can be
+clustered with others like it and apart from unlike ones.
 """
 
 from __future__ import annotations
@@ -11,8 +12,9 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from ci_triage.core.logs.fingerprint import fingerprint
-from ci_triage.core.logs.matcher import context_before, find_matches
+from ci_triage.core.logs.matcher import context_before, find_matches, with_context
 from ci_triage.core.logs.rules import RuleSet
+from ci_triage.core.logs.scorer import CONTEXT_LINES, best_line
 from ci_triage.model import Classification, Frame, LogLine, RootCause, RuleMatch
 
 # `  File "/path/to/file.py", line 12, in function`, as printed by Python's traceback module.
@@ -89,17 +91,53 @@ def classify(lines: Sequence[LogLine], rule_set: RuleSet) -> Classification:
             matches=tuple(matches),
         )
 
-    error_line = _first_error_line(lines, [m for m in matches if m.rule_id in boilerplate])
+    return _unexplained(lines, matches, boilerplate, captures, failed_tests)
+
+
+# When no rule explains a log, the exit code still says how the process ended (128 + the signal).
+EXIT_MEANINGS = {
+    "137": ("host_oom", "Killed (SIGKILL), as the kernel's OOM killer does"),
+    "139": ("crash", "Segmentation fault (SIGSEGV)"),
+    "134": ("crash", "Aborted (SIGABRT)"),
+    "143": ("crash", "Terminated (SIGTERM)"),
+}
+
+
+# How many anchors' preceding lines the scorer reads when no rule explains a log.
+MAX_SCORED_ANCHORS = 8
+
+def _unexplained(lines: Sequence[LogLine], matches: Sequence[RuleMatch], boilerplate: set[str],
+                 captures: dict[str, str], failed_tests: tuple[str, ...]) -> Classification:
+    """No rule names the cause: the scorer picks the likeliest line (so distinct failures get distinct
+    fingerprints), the exit code gives the category when it names a signal."""
+    # The fast path keeps only matched lines; the scorer reads the lines before the anchors (the
+    # boilerplate matches: here every match is one). Bounded: the first and the last few anchors.
+    anchors = [m.line for m in matches]
+    lines = with_context(lines, anchors[:1] + anchors[-MAX_SCORED_ANCHORS:])
+    best = best_line(lines, matches, boilerplate)
+    error_line = best.line if best else _first_error_line(lines, [m for m in matches if m.rule_id in boilerplate])
+    category, retryable = "unknown", False
+    meaning = EXIT_MEANINGS.get(captures.get("exit_code", ""))
+    if meaning:
+        category, captures["signal"] = meaning[0], meaning[1]
+        retryable = True  # resource exhaustion or a crash: the policy still wants contention evidence
     root = RootCause(error_line.number, error_line.text, error_line.step) if error_line else None
+    frames: tuple[Frame, ...] = ()
+    # Only the lines the matcher keeps for certain (those before the next match) may be read, so the
+    # fast path and the full line list agree.
+    next_match = min((m.line.number for m in matches if best and m.line.number >= best.line.number), default=None)
+    if best is not None and next_match is not None:
+        window = [line for line in lines if next_match - CONTEXT_LINES <= line.number <= best.line.number]
+        frames = _frames_before([line.text for line in window])
     return Classification(
-        category="unknown",
-        retryable=False,
+        category=category,
+        retryable=retryable,
         rule_id=None,
         root_cause=root,
         captures=captures,
-        frames=(),
+        frames=frames,
         failed_tests=failed_tests,
-        fingerprint=fingerprint("unknown", error_line.text) if error_line else None,
+        fingerprint=fingerprint(category, error_line.text) if error_line else None,
         matches=tuple(matches),
     )
 

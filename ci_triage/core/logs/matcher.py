@@ -178,8 +178,17 @@ class RelevantLines(list):
 
     def context_before(self, line: LogLine, count: int = CONTEXT_LINES) -> list[str]:
         """Texts of the `count` lines (segments) that end with `line`, as `parse_log` gives them."""
+        return [text for _, text in self._numbered_context(line, count)]
+
+    def context_lines(self, line: LogLine, count: int = CONTEXT_LINES) -> list[LogLine]:
+        """The `count` lines ending with `line` as LogLines (numbered as `parse_log` numbers them; the
+        step is `line`'s, the timestamp unknown): what the root-cause scorer reads around an anchor."""
+        return [LogLine(number, text, line.step) for number, text in self._numbered_context(line, count)]
+
+    def _numbered_context(self, line: LogLine, count: int) -> list[tuple[int, str]]:
         if self._buffer is None or not self._chunk_lines:
-            return _list_context(self, line, count)
+            index = _index_of(self, line)
+            return [(other.number, other.text) for other in self[max(0, index - count + 1):index + 1]]
         buffer = self._buffer
         at = bisect_right([number for number, _ in self._chunk_lines], line.number) - 1
         number, start = self._chunk_lines[at]
@@ -197,9 +206,9 @@ class RelevantLines(list):
             data, start, end = buffer.cleaned(lo, hi)
             return split_line(data[start:end], buffer.errors)[1]
 
-        texts: list[str] = []
-        for lo, hi in reversed(physical):
-            texts.extend(segments(lo, hi))
+        texts: list[tuple[int, str]] = []
+        for back, (lo, hi) in reversed(list(enumerate(physical))):
+            texts.extend((line.number - back, text) for text in segments(lo, hi))
         # `line` is one of its physical line's segments: drop the segments after it.
         own = segments(*physical[0])
         mine = next((i for i in range(len(own) - 1, -1, -1) if own[i] == line.text), len(own) - 1)
@@ -208,11 +217,28 @@ class RelevantLines(list):
         return texts[-count:]
 
 
-def _list_context(lines: Sequence[LogLine], line: LogLine, count: int) -> list[str]:
+def _index_of(lines: Sequence[LogLine], line: LogLine) -> int:
     index = next((i for i in range(len(lines) - 1, -1, -1) if lines[i] is line), None)
     if index is None:
         index = next(i for i, other in enumerate(lines) if other == line)
+    return index
+
+
+def _list_context(lines: Sequence[LogLine], line: LogLine, count: int) -> list[str]:
+    index = _index_of(lines, line)
     return [other.text for other in lines[max(0, index - count + 1):index + 1]]
+
+
+def with_context(lines: Sequence[LogLine], anchors: Iterable[LogLine], count: int = CONTEXT_LINES) -> list[LogLine]:
+    """`lines` plus the `count` lines before each anchor, in log order: the fast path keeps only matched
+    lines, and the scorer reads the lines around the failure. `parse_log`'s full list is returned as it is."""
+    if not isinstance(lines, RelevantLines):
+        return list(lines)
+    merged = {(line.number, line.text): line for line in lines}
+    for anchor in anchors:
+        for line in lines.context_lines(anchor, count):
+            merged.setdefault((line.number, line.text), line)
+    return [merged[key] for key in sorted(merged, key=lambda k: k[0])]
 
 
 def context_before(lines: Sequence[LogLine], line: LogLine, count: int = CONTEXT_LINES) -> list[str]:

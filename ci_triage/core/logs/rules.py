@@ -6,13 +6,17 @@ I/O here and happens through importlib.resources on request.
 
 from __future__ import annotations
 
+import difflib
 import re
 import tomllib
-from dataclasses import dataclass, replace
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
 from functools import cache
 from importlib import resources
+from typing import Any
 
 from ci_triage.core.categories import CATEGORIES, NEVER_RETRYABLE
+from ci_triage.core.logs.regex_guard import check_budget, hazard, linear_engine
 from ci_triage.errors import ConfigError
 
 
@@ -23,18 +27,24 @@ class Rule:
     retryable: bool
     priority: int  # 0 is the highest: the position in the rule file
     description: str
-    patterns: tuple[re.Pattern[str], ...]
+    patterns: tuple[re.Pattern[str], ...]  # Python's compiled patterns: the matcher reads their literals
     exclude: tuple[re.Pattern[str], ...]
     examples: tuple[str, ...]
     near_misses: tuple[str, ...]
     boilerplate: bool = False
+    # What actually searches each line, pattern by pattern: RE2 (linear time) for rules the project did
+    # not write when it is installed, else the Python pattern itself. Not part of a rule's identity.
+    searchers: tuple[Any, ...] = field(default=(), compare=False, repr=False)
+    exclude_searchers: tuple[Any, ...] = field(default=(), compare=False, repr=False)
+    engine: str = "re"  # "re" or "re2": which engine `searchers` are
 
     def match(self, text: str) -> dict[str, str] | None:
         """Captures of the first pattern that matches `text`, or None."""
-        for pattern in self.patterns:
+        check_budget(self.id)
+        for pattern in self.searchers or self.patterns:
             found = pattern.search(text)
             if found:
-                if any(excluded.search(text) for excluded in self.exclude):
+                if any(excluded.search(text) for excluded in self.exclude_searchers or self.exclude):
                     return None
                 return {name: value for name, value in found.groupdict().items() if value is not None}
         return None
@@ -46,61 +56,125 @@ class RuleSet:
     rules: tuple[Rule, ...]
 
 
-def _compile(rule_id: str, source: str) -> re.Pattern[str]:
+# The schema of a rule file: every key and the type its value must have. Anything else is an error
+# (with a did-you-mean), so `retryabel = true` cannot load as "not retryable".
+_TOP_KEYS = {"version": int, "rule": list}
+_RULE_KEYS: dict[str, type | tuple[type, type]] = {
+    "id": str, "category": str, "retryable": bool, "description": str, "patterns": (list, str),
+    "exclude": (list, str), "examples": (list, str), "near_misses": (list, str), "boilerplate": bool,
+}
+_TYPE_NAMES = {int: "an integer", list: "an array", str: "a string", bool: "true or false"}
+
+
+def _unknown_key(origin: str, where: str, key: str, known: Iterable[str]) -> ConfigError:
+    close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6)
+    hint = f"Did you mean '{close[0]}'?" if close else f"Known keys: {', '.join(known)}."
+    return ConfigError(f"{origin}: {where}unknown key '{key}'", hint=hint)
+
+
+def _typed(origin: str, where: str, key: str, value: Any, expected: type | tuple[type, type]) -> Any:
+    kind, item = expected if isinstance(expected, tuple) else (expected, None)
+    # bool is an int in Python; `version = true` is not a version.
+    wrong = not isinstance(value, kind) or (kind is int and isinstance(value, bool))
+    if not wrong and item is not None:
+        bad = next((i for i, element in enumerate(value) if not isinstance(element, item)), None)
+        if bad is not None:
+            raise ConfigError(f"{origin}: {where}'{key}[{bad}]' must be {_TYPE_NAMES[item]}, "
+                              f"not {type(value[bad]).__name__} {value[bad]!r}")
+    if wrong:
+        shown = f"{type(value).__name__} {value!r}"
+        what = f"{_TYPE_NAMES[kind]} of strings" if item is not None else _TYPE_NAMES[kind]
+        raise ConfigError(f"{origin}: {where}'{key}' must be {what}, not {shown}")
+    return value
+
+
+def _compile(origin: str, rule_id: str, source: str, linear: bool) -> tuple[re.Pattern[str], Any, str]:
+    """(Python pattern, what searches with it, engine name); refuses patterns that can hang."""
     try:
-        return re.compile(source)
+        compiled = re.compile(source)
     except re.error as exc:
-        raise ConfigError(f"rule {rule_id!r}: pattern {source!r} does not compile: {exc}") from None
+        raise ConfigError(f"{origin}: rule {rule_id!r}: pattern {source!r} does not compile: {exc}") from None
+    reason = hazard(source)
+    if reason:
+        raise ConfigError(f"{origin}: rule {rule_id!r}: pattern {source!r} is refused: {reason}",
+                          hint="Make the repeated part unambiguous (e.g. `[\\w\\s]+` for `(\\w+\\s?)+`), "
+                               "or use a possessive quantifier or atomic group.")
+    searcher = linear_engine(source) if linear else None
+    return (compiled, searcher, "re2") if searcher is not None else (compiled, compiled, "re")
 
 
-def parse_rules(text: str, origin: str = "rules") -> RuleSet:
+def _rule(origin: str, index: int, entry: Any, linear: bool) -> Rule:
+    if not isinstance(entry, dict):
+        raise ConfigError(f"{origin}: rule #{index + 1} must be a table ([[rule]])")
+    rule_id = entry.get("id")
+    if not isinstance(rule_id, str) or not rule_id:
+        raise ConfigError(f"{origin}: rule #{index + 1} has no id")
+    where = f"rule {rule_id!r}: "
+    for key, value in entry.items():
+        if key not in _RULE_KEYS:
+            raise _unknown_key(origin, where, key, _RULE_KEYS)
+        _typed(origin, where, key, value, _RULE_KEYS[key])
+    category = entry.get("category")
+    if category not in CATEGORIES:
+        close = difflib.get_close_matches(str(category), CATEGORIES, n=1, cutoff=0.6)
+        raise ConfigError(f"{origin}: {where}unknown category {category!r}",
+                          hint=f"Did you mean '{close[0]}'?" if close else f"Use one of: {', '.join(CATEGORIES)}.")
+    retryable = entry.get("retryable", False)
+    if retryable and category in NEVER_RETRYABLE:
+        raise ConfigError(f"{origin}: {where}category {category} is never retryable")
+    patterns = entry.get("patterns") or []
+    if not patterns:
+        raise ConfigError(f"{origin}: {where}has no patterns")
+    examples = tuple(entry.get("examples") or ())
+    near_misses = tuple(entry.get("near_misses") or ())
+    if not examples or not near_misses:
+        raise ConfigError(f"{origin}: {where}needs at least one example and one near miss")
+    compiled = [_compile(origin, rule_id, source, linear) for source in patterns]
+    excluded = [_compile(origin, rule_id, source, linear) for source in entry.get("exclude") or ()]
+    engines = {engine for _, _, engine in compiled + excluded}
+    return Rule(
+        id=rule_id,
+        category=category,
+        retryable=retryable,
+        priority=index,
+        description=entry.get("description", ""),
+        patterns=tuple(p for p, _, _ in compiled),
+        exclude=tuple(p for p, _, _ in excluded),
+        examples=examples,
+        near_misses=near_misses,
+        boilerplate=entry.get("boilerplate", False),
+        searchers=tuple(s for _, s, _ in compiled),
+        exclude_searchers=tuple(s for _, s, _ in excluded),
+        engine="re2" if engines == {"re2"} else "re",
+    )
+
+
+def parse_rules(text: str, origin: str = "rules", *, trusted: bool = False) -> RuleSet:
+    """Parse a rule file strictly: unknown keys, wrong types, bad or hazardous regexes are errors.
+
+    `trusted` is for the project's own built-in rules; any other file (a repository's, `--rules`)
+    runs on RE2's linear-time engine where RE2 is installed and can take the pattern.
+    """
     try:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{origin}: not valid TOML: {exc}") from None
+    for key, value in document.items():
+        if key not in _TOP_KEYS:
+            raise _unknown_key(origin, "", key, _TOP_KEYS)
+        _typed(origin, "", key, value, _TOP_KEYS[key])
     entries = document.get("rule", [])
-    if not isinstance(entries, list) or not entries:
+    if not entries:
         raise ConfigError(f"{origin}: no [[rule]] entries")
     rules: list[Rule] = []
     seen: set[str] = set()
     for index, entry in enumerate(entries):
-        rule_id = entry.get("id")
-        if not isinstance(rule_id, str) or not rule_id:
-            raise ConfigError(f"{origin}: rule #{index + 1} has no id")
-        if rule_id in seen:
-            raise ConfigError(f"{origin}: rule {rule_id!r} is defined twice")
-        seen.add(rule_id)
-        category = entry.get("category")
-        if category not in CATEGORIES:
-            raise ConfigError(
-                f"{origin}: rule {rule_id!r}: unknown category {category!r}",
-                hint=f"Use one of: {', '.join(CATEGORIES)}.",
-            )
-        retryable = bool(entry.get("retryable", False))
-        if retryable and category in NEVER_RETRYABLE:
-            raise ConfigError(f"{origin}: rule {rule_id!r}: category {category} is never retryable")
-        patterns = entry.get("patterns") or []
-        if not patterns:
-            raise ConfigError(f"{origin}: rule {rule_id!r} has no patterns")
-        examples = tuple(entry.get("examples") or ())
-        near_misses = tuple(entry.get("near_misses") or ())
-        if not examples or not near_misses:
-            raise ConfigError(f"{origin}: rule {rule_id!r} needs at least one example and one near miss")
-        rules.append(
-            Rule(
-                id=rule_id,
-                category=category,
-                retryable=retryable,
-                priority=index,
-                description=str(entry.get("description", "")),
-                patterns=tuple(_compile(rule_id, p) for p in patterns),
-                exclude=tuple(_compile(rule_id, p) for p in entry.get("exclude") or ()),
-                examples=examples,
-                near_misses=near_misses,
-                boilerplate=bool(entry.get("boilerplate", False)),
-            )
-        )
-    return RuleSet(version=int(document.get("version", 1)), rules=tuple(rules))
+        rule = _rule(origin, index, entry, linear=not trusted)
+        if rule.id in seen:
+            raise ConfigError(f"{origin}: rule {rule.id!r} is defined twice")
+        seen.add(rule.id)
+        rules.append(rule)
+    return RuleSet(version=document.get("version", 1), rules=tuple(rules))
 
 
 def check_examples(rule_set: RuleSet) -> list[str]:
@@ -119,7 +193,7 @@ def check_examples(rule_set: RuleSet) -> list[str]:
 @cache
 def builtin_rules() -> RuleSet:
     text = resources.files("ci_triage.rules").joinpath("builtin.toml").read_text(encoding="utf-8")
-    return parse_rules(text, origin="built-in rules")
+    return parse_rules(text, origin="built-in rules", trusted=True)
 
 
 def merge_rule_sets(base: RuleSet, extra: RuleSet) -> RuleSet:

@@ -1,0 +1,144 @@
+"""The most likely causal line of a log no rule explains, from general evidence.
+
+Without a scorer every unexplained log had the same root cause (`##[error]Process completed with
+exit code 1.`) and so the same fingerprint: `clusters` lumped unrelated failures together. The
+scorer reads the lines before the places a step ended in failure (the exit-code and `##[error]`
+lines, and the other CI systems' equivalents, which the built-in rules mark as boilerplate) and
+scores each on its shape:
+
+- what error lines look like in most ecosystems: an exception class with its message (Python, Java,
+  JavaScript), `error:`/`error[E0308]:` (compilers, Rust, git), `FATAL`/`fatal:`, Go's `panic:`,
+  `ERROR`, `npm ERR!`; and words of failure (`failed`, `cannot`, `not found`, `timed out`, ...);
+- where it sits: the last line of a Python traceback, pytest's `E   ` detail, and closeness to the
+  end of the failing step (causes sit just above the exit line more often than far from it);
+- what it is not: boilerplate (the exit-code lines themselves), warnings, deprecation notices,
+  traceback frames, make/npm/yarn summaries that only repeat that a command failed.
+
+Pure, and identical on the full line list and on `matcher.relevant_lines`: only lines within
+CONTEXT_LINES before a rule match (which the matcher keeps) and `##[error]` lines are candidates.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from ci_triage.model import LogLine, RuleMatch
+
+CONTEXT_LINES = 400  # as matcher.CONTEXT_LINES: the lines kept before every rule match
+MIN_SCORE = 3.0  # below this a line has no error evidence of its own: the boilerplate line stands in
+_TRACEBACK_LOOKBACK = 40
+
+
+@dataclass(frozen=True)
+class Scored:
+    line: LogLine
+    score: float
+    reasons: tuple[str, ...]
+
+
+def _shape(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+# (pattern, points, reason): evidence that a line states an error. All bounded and anchored or literal.
+_EVIDENCE: tuple[tuple[re.Pattern[str], float, str], ...] = (
+    (_shape(r"^(?:E\s+)?(?:[A-Za-z_][\w$]*\.)*[A-Z][\w$]*(?:Error|Exception|Exit|Interrupt|Failure|Fault)\b"
+            r"(?::|$|\s*\()"), 5, "an exception class with its message"),
+    (_shape(r"(?i)^(?:\S+?:\d+(?::\d+)?:\s*)?(?:fatal )?error(?:\[[A-Z]?\d+\])?:"), 5, "an `error:` line"),
+    (_shape(r"^panic: |^fatal error: |^FATAL\b|\bF\d{4} \d\d:|\bfatal: "), 5, "a fatal error or panic"),
+    (_shape(r"\bERROR\b|\[ERROR\]|\bE\d{4} \d\d:|\bERR!"), 3, "an ERROR line"),
+    (_shape(r"^E\s{2,}\S"), 1, "pytest's detail of a failing test (`E   `)"),
+)
+_FAILURE_WORDS = re.compile(r"(?i)\b(?:failed|failure|cannot|can't|could not|unable to|not found|no such|denied|"
+                            r"refused|timed out|timeout|invalid|unexpected|missing|undefined|unsatisfiable)\b")
+# (pattern, points, reason): what is printed around failures but is not their cause.
+_NOISE: tuple[tuple[re.Pattern[str], float, str], ...] = (
+    (_shape(r"(?i)\bwarn(?:ing)?\b|deprecat"), -3, "a warning"),
+    (_shape(r'^\s*(?:File "|at [\w$.<>]+\(|at [\w$.<>]+ \(|#\d+ 0x|\d+: 0x)'), -4, "a stack frame"),
+    (_shape(r"^Traceback \(most recent call last\):|^During handling of the above exception"), -3,
+     "a traceback header"),
+    (_shape(r"(?i)\bexit(?:ed)? (?:with )?(?:code|status)\b|exited with \d+|returned exit code|"
+            r"Command failed with exit code|recipe for target|^make(?:\[\d+\])?: \*\*\*|npm ERR! (?:code|errno) \d|"
+            r"A complete log of this run|error Command failed|ELIFECYCLE"), -4,
+     "repeats that a command failed, not why"),
+    (_shape(r"For debugging consider passing|might be asynchronously reported|Compile with `TORCH_USE_"), -4,
+     "advice printed under every error of its kind"),
+    (_shape(r"^(?:##\[(?:group|endgroup|command|debug|notice)\]|\+ )"), -5, "a runner or shell echo line"),
+    (_shape(r"\b0 errors?\b|\berrors?: 0\b|\bno errors?\b|error_count|errors=0"), -5, "reports no error"),
+)
+
+
+def _traceback_end(lines: Sequence[LogLine], index: int) -> bool:
+    """Whether lines[index] closes a Python traceback: frames above, no blank line between."""
+    for back in range(index - 1, max(-1, index - _TRACEBACK_LOOKBACK), -1):
+        text = lines[back].text
+        if not text.strip():
+            return False
+        if text.startswith("Traceback (most recent call last):") or text.lstrip().startswith('File "'):
+            return True
+    return False
+
+
+def score_line(lines: Sequence[LogLine], index: int, distance: int, boilerplate: bool) -> Scored:
+    line = lines[index]
+    text = line.text.strip()
+    points, reasons = 0.0, []
+    if boilerplate:
+        points -= 4
+        reasons.append("boilerplate: says that something failed, never what (-4)")
+    for pattern, value, reason in _EVIDENCE:
+        if pattern.search(text):
+            points += value
+            reasons.append(f"{reason} (+{value:g})")
+            break  # one shape of error per line: an `ERROR: FooError:` line is not twice as wrong
+    words = len(_FAILURE_WORDS.findall(text[:400]))
+    if words:
+        points += min(words, 2)
+        reasons.append(f"words of failure (+{min(words, 2)})")
+    if points > 0 and _traceback_end(lines, index):
+        points += 3
+        reasons.append("ends a traceback (+3)")
+    for pattern, value, reason in _NOISE:
+        if pattern.search(text):
+            points += value
+            reasons.append(f"{reason} ({value:g})")
+    if points > 0:
+        nearness = round(2 * (1 - min(distance, CONTEXT_LINES) / CONTEXT_LINES), 2)
+        points += nearness
+        reasons.append(f"{distance} lines above where the step failed (+{nearness:g})")
+    return Scored(line, round(points, 2), tuple(reasons))
+
+
+def _position(lines: Sequence[LogLine], number: int) -> int:
+    return bisect.bisect_left(lines, number, key=lambda line: line.number)
+
+
+def candidates(lines: Sequence[LogLine], matches: Iterable[RuleMatch], boilerplate_ids: set[str]) -> list[Scored]:
+    """Every candidate line scored, best first (ties: the line nearer the failure, then the later one)."""
+    matches = list(matches)
+    anchors = sorted({m.line.number for m in matches if m.rule_id in boilerplate_ids}
+                     | {line.number for line in lines if line.text.startswith("##[error]")})
+    boilerplate_lines = {m.line.number for m in matches if m.rule_id in boilerplate_ids}
+    wanted: set[int] = set()
+    for match in matches:
+        wanted.update(range(max(1, match.line.number - CONTEXT_LINES), match.line.number + 1))
+    wanted.update(line.number for line in lines if line.text.startswith("##[error]"))
+    scored = []
+    for number in sorted(wanted):
+        index = _position(lines, number)
+        if index >= len(lines) or lines[index].number != number or not lines[index].text.strip():
+            continue
+        after = bisect.bisect_left(anchors, number)
+        distance = anchors[after] - number if after < len(anchors) else 0
+        scored.append(score_line(lines, index, distance, number in boilerplate_lines))
+    scored.sort(key=lambda s: (-s.score, -s.line.number))
+    return scored
+
+
+def best_line(lines: Sequence[LogLine], matches: Iterable[RuleMatch], boilerplate_ids: set[str]) -> Scored | None:
+    """The most likely causal line, or None when no line has error evidence of its own."""
+    ranked = candidates(lines, matches, boilerplate_ids)
+    return ranked[0] if ranked and ranked[0].score >= MIN_SCORE else None
