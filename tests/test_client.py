@@ -9,7 +9,6 @@ from typing import Any
 
 import httpx
 
-from ci_triage.core.github.protocol import jobs_of_attempt
 from ci_triage.demo.replay import FakeGitHub
 from ci_triage.github.client import Connection, GitHubClient
 from ci_triage.model import LogStatus
@@ -64,6 +63,8 @@ def test_the_fake_lists_jobs_as_githubs_description_says(demo_case) -> None:
         attempt_2 = http.get(f"{path}/attempts/2/jobs").json()["jobs"]
         latest = http.get(f"{path}/jobs", params={"filter": "latest"}).json()["jobs"]
         every = http.get(f"{path}/jobs", params={"filter": "all"}).json()["jobs"]
+    from ci_triage.core.github.protocol import jobs_of_attempt
+
     # "Lists jobs for a specific workflow run attempt": only what ran in it (the narrow reading).
     assert {j["run_attempt"] for j in attempt_2} == {2}
     # filter=latest: each job's most recent execution; filter=all: every execution, once.

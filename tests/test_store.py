@@ -93,7 +93,8 @@ def test_a_file_with_a_conflicting_table_is_not_half_migrated(tmp_path):
     # (the old code created some tables and bumped user_version before failing).
     path = tmp_path / "s.sqlite3"
     db = sqlite3.connect(path)
-    db.execute("CREATE TABLE audit (something_else TEXT)")
+    # `failures` is created by migration 2: the old code committed migration 1 first.
+    db.execute("CREATE TABLE failures (something_else TEXT)")
     db.commit()
     db.close()
     before = _snapshot(path)
