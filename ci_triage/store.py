@@ -8,8 +8,10 @@ does not understand, or one that is not SQLite at all, is reported and left unto
 
 from __future__ import annotations
 
+import contextlib
 import json
 import mmap
+import re
 import sqlite3
 import tempfile
 import zlib
@@ -133,48 +135,100 @@ def _now() -> str:
     return datetime.now(UTC).isoformat()
 
 
+# PRAGMA application_id ("a 32-bit signed big-endian integer ... to identify the file as belonging
+# to the application", sqlite.org/pragma.html#pragma_application_id): "CITR". A file with another id,
+# or without ours and without ci-triage's tables, belongs to another program and is never written to.
+APPLICATION_ID = 0x43495452
+_TABLES_BY_VERSION = tuple(
+    frozenset(re.findall(r"CREATE TABLE (\w+)", "".join(MIGRATIONS[:version])))
+    for version in range(len(MIGRATIONS) + 1)
+)
+
+
 class Store:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, create_parent: bool = False) -> None:
+        """Open (or create) the store at `path`. A missing folder is an error unless `create_parent`
+        (the default location in the user cache directory, which ci-triage owns)."""
         self.path = Path(path)
+        if not self.path.parent.is_dir():
+            if not create_parent:
+                raise StoreError(f"store {self.path}: the folder {self.path.parent} does not exist",
+                                 hint="Create it, or pass --store with a path in an existing folder.")
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreError(f"cannot create the folder of store {self.path}: {exc.strerror or exc}") from None
+        if self.path.exists() and not self.path.is_file():
+            raise StoreError(f"store {self.path} is not a file", hint="Pass --store with a file path.")
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
             self._db.execute("PRAGMA busy_timeout = 30000")
+            # Only reads until the file is known to be ours: a foreign file is never changed.
             version = self._db.execute("PRAGMA user_version").fetchone()[0]
-            # Touching the schema tells a non-SQLite file from an empty new one without writing to it.
-            self._db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            application_id = self._db.execute("PRAGMA application_id").fetchone()[0]
+            tables = {row[0] for row in self._db.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")}
         except sqlite3.DatabaseError as exc:
+            self._close_quietly()
             raise StoreError(
                 f"store {self.path} is not a readable ci-triage database ({exc})",
                 hint="It was left untouched; move it aside or pass --store to use another file.",
             ) from None
         except OSError as exc:
+            self._close_quietly()
             raise StoreError(f"cannot open store {self.path}: {exc.strerror or exc}") from None
+        self._check_ownership(version, application_id, tables)
         if version > SCHEMA_VERSION:
+            self._close_quietly()
             raise StoreError(
                 f"store {self.path} has schema version {version}, newer than this ci-triage understands "
                 f"({SCHEMA_VERSION})",
                 hint="Upgrade ci-triage or pass --store to use another file.",
             )
-        self._migrate(version)
+        self._migrate(version, stamp=application_id != APPLICATION_ID)
 
-    def _migrate(self, version: int) -> None:
-        for target, script in enumerate(MIGRATIONS[version:], start=version + 1):
-            try:
-                self._db.execute("BEGIN IMMEDIATE")
-                # Another process may have migrated meanwhile.
-                if self._db.execute("PRAGMA user_version").fetchone()[0] >= target:
-                    self._db.execute("ROLLBACK")
-                    continue
+    def _close_quietly(self) -> None:
+        with contextlib.suppress(Exception):
+            self._db.close()
+
+    def _check_ownership(self, version: int, application_id: int, tables: set[str]) -> None:
+        """Ours: our application_id; or an empty file; or (stores made before the id) no id, a schema
+        version ci-triage has had, and exactly the tables of that version."""
+        if application_id == APPLICATION_ID:
+            return
+        if application_id == 0 and version == 0 and not tables:
+            return
+        if application_id == 0 and 1 <= version <= SCHEMA_VERSION and tables == _TABLES_BY_VERSION[version]:
+            return
+        if application_id == 0 and version > SCHEMA_VERSION and tables >= _TABLES_BY_VERSION[SCHEMA_VERSION]:
+            return  # a newer ci-triage's store from before the id: refused below as newer
+        self._close_quietly()
+        owner = f"application_id {application_id}" if application_id else \
+            f"user_version {version}, tables {', '.join(sorted(tables)) or 'none'}"
+        raise StoreError(f"store {self.path} is not a ci-triage store ({owner})",
+                         hint="It was left untouched; pass --store with another file.")
+
+    def _migrate(self, version: int, stamp: bool) -> None:
+        """Every pending migration in one transaction: a failure leaves the file as it was."""
+        if version >= SCHEMA_VERSION and not stamp:
+            return
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+            # Another process may have migrated meanwhile.
+            current = self._db.execute("PRAGMA user_version").fetchone()[0]
+            for target, script in enumerate(MIGRATIONS[current:], start=current + 1):
                 for statement in script.split(";"):
                     if statement.strip():
                         self._db.execute(statement)
                 self._db.execute(f"PRAGMA user_version = {target}")
-                self._db.execute("COMMIT")
-            except sqlite3.DatabaseError as exc:
-                if self._db.in_transaction:
-                    self._db.execute("ROLLBACK")
-                raise StoreError(f"cannot migrate store {self.path} to schema {target}: {exc}") from None
+            self._db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            self._db.execute("COMMIT")
+        except sqlite3.DatabaseError as exc:
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+            self._close_quietly()
+            raise StoreError(f"cannot migrate store {self.path} to schema {SCHEMA_VERSION}: {exc}",
+                             hint="It was left as it was.") from None
 
     def close(self) -> None:
         self._db.close()
@@ -238,11 +292,14 @@ class Store:
             "SELECT 1 FROM job_sets WHERE repo = ? AND run_id = ? AND run_attempt = ?", (repo, run_id, attempt)
         ).fetchone():
             return None
+        # The attempt's view: per job name its newest execution up to `attempt` (jobs not rerun in it
+        # carry over from earlier attempts, as client.jobs returns them).
         rows = self._db.execute(
-            "SELECT data FROM jobs WHERE repo = ? AND run_id = ? AND run_attempt = ? ORDER BY id",
-            (repo, run_id, attempt),
+            "SELECT name, data FROM jobs WHERE repo = ? AND run_id = ? AND run_attempt <= ? "
+            "ORDER BY run_attempt, id", (repo, run_id, attempt),
         ).fetchall()
-        return [serialize.load_job(json.loads(row[0])) for row in rows]
+        newest = {name: data for name, data in rows}
+        return sorted((serialize.load_job(json.loads(data)) for data in newest.values()), key=lambda j: j.id)
 
     # --- pull request files -----------------------------------------------------------------
     def save_pr_files(self, repo: str, pr: int, head_sha: str, files: Iterable[ChangedFile]) -> None:

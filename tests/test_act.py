@@ -195,6 +195,7 @@ def test_an_unchanged_triage_does_not_edit_the_comment(case, tmp_path):
 
 def _bot(case, tmp_path, number: int, commenter: str, body: str = "/rerun") -> tuple[Any, list[str], list[dict]]:
     event = parse_issue_comment(comment_event(case, number, commenter, body))
+    tmp_path.mkdir(exist_ok=True)  # a missing store folder is an error, not created
     with FakeGitHub(case) as fake, Store(tmp_path / "s.sqlite3") as store:
         outcome = actor_for(fake, store).handle_comment(event)
         connection = Connection(fake.base_url, "t")
@@ -304,6 +305,7 @@ PERMISSION_PATH = r"/collaborators/[^/]+/permission$"
 def _bot_with(case, tmp_path, number: int, commenter: str, body: str, fault) -> tuple[Any, list[str], list[dict]]:
     """`_bot`, with a fault injected on the fake first."""
     event = parse_issue_comment(comment_event(case, number, commenter, body))
+    tmp_path.mkdir(parents=True, exist_ok=True)  # the store refuses a missing folder
     with FakeGitHub(case) as fake, Store(tmp_path / "s.sqlite3") as store:
         fault(fake)
         outcome = actor_for(fake, store).handle_comment(event)

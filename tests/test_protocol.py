@@ -155,11 +155,25 @@ def test_status_to_typed_error(status: int, body: object, error: type[Exception]
     assert type(caught.value) is error and caught.value.status == status
 
 
-@pytest.mark.parametrize("status", [404, 410])
-def test_a_missing_log_is_reported_as_expired(status: int) -> None:
+def test_a_gone_log_is_expired() -> None:
     with pytest.raises(LogExpired) as caught:
-        classify_response(status, {}, b'{"message":"Not Found"}', what="log of job 7", log=True)
+        classify_response(410, {}, b'{"message":"Gone"}', what="log of job 7", log=True)
     assert caught.value.code == "log_expired" and caught.value.hint
+
+
+def test_a_log_not_found_is_missing_not_expired() -> None:
+    # 404: no log (yet) -- a lost runner, or one not archived yet; asked again next time.
+    with pytest.raises(NotFound) as caught:
+        classify_response(404, {}, b'{"message":"Not Found"}', what="log of job 7", log=True)
+    assert type(caught.value) is NotFound and caught.value.hint
+
+
+def test_truncated_json_is_a_transient_fault_not_a_crash() -> None:
+    from ci_triage.core.github.protocol import decode_json
+
+    assert decode_json("runs", b'{"a": 1}') == {"a": 1}
+    with pytest.raises(Unavailable, match="could not be decoded"):
+        decode_json("runs", b'{"workflow_runs": [{"id": 1')
 
 
 def test_a_message_echoing_the_token_is_scrubbed() -> None:
@@ -187,8 +201,10 @@ def test_a_reset_far_away_is_not_waited_for() -> None:
     assert retry_delay(0, error, NOW, FixedRandom(0.5), max_wait_s=3600) == pytest.approx(1801.0)
 
 
-def test_primary_limit_without_a_reset_is_not_retried() -> None:
-    assert retry_delay(0, RateLimited("limited"), NOW, FixedRandom(0.5)) is None
+def test_primary_limit_without_a_reset_waits_a_minute_then_longer() -> None:
+    # GitHub: without retry-after or a reset time, "wait for at least one minute", then exponentially.
+    assert retry_delay(0, RateLimited("limited"), NOW, FixedRandom(0.5)) == 60
+    assert retry_delay(1, RateLimited("limited"), NOW, FixedRandom(0.5)) == 120
 
 
 def test_retry_after_is_honoured_exactly() -> None:

@@ -141,7 +141,7 @@ def test_runner_lost_without_a_log_is_read_from_the_annotations(demo_case, tmp_p
         assert any(r.path.endswith(f"/check-runs/{job_id}/annotations") for r in lost.served())
         github.close()
     c = verdict.facts.classification
-    assert verdict.facts.log_status is LogStatus.EXPIRED
+    assert verdict.facts.log_status is LogStatus.MISSING
     assert (c.category, c.source, c.root_cause.text) == ("runner_lost", "annotations", RUNNER_LOST)
     assert verdict.verdict is Verdict.INFRA_FLAKE and verdict.rerun_recommended
     assert "missing" in [e.kind for e in verdict.evidence]

@@ -13,6 +13,7 @@ from ci_triage.cli.common import (
     ApplyOption,
     ConfigOption,
     DemoOption,
+    MaxWaitOption,
     OutputFormat,
     ReplayOption,
     RepoOption,
@@ -42,6 +43,7 @@ def triage_run(
     demo: DemoOption = False,
     replay: ReplayOption = None,
     store: StoreOption = None,
+    max_wait: MaxWaitOption = None,
 ) -> None:
     """Triage one completed workflow run (the Action's entry point); with --apply, rerun and comment."""
     with boundary():
@@ -56,7 +58,7 @@ def triage_run(
                                  "nothing to triage\n")
                 return
             run_id, repo = parsed.run_id, repo or parsed.repo
-        with actor_session(repo, demo, replay, store, config) as (repo_name, actor):
+        with actor_session(repo, demo, replay, store, config, max_wait) as (repo_name, actor):
             outcome = actor.triage_run(repo_name, run_id, apply)
         emit_outcome(outcome, fmt, actions_taken(outcome, apply))
 
@@ -69,12 +71,13 @@ def rerun_bot(
     fmt: Annotated[OutputFormat, typer.Option("--format", help="table (plain lines) or json.")] = OutputFormat.table,
     config: ConfigOption = None,
     store: StoreOption = None,
+    max_wait: MaxWaitOption = None,
 ) -> None:
     """Answer a `/rerun` comment on a pull request (the rerun-bot workflow's entry point)."""
     with boundary():
         from ci_triage.core.github.events import CommentEvent
 
         parsed = read_event(event, CommentEvent, event_name or os.environ.get("GITHUB_EVENT_NAME") or "issue_comment")
-        with actor_session(parsed.repo, False, None, store, config) as (_, actor):
+        with actor_session(parsed.repo, False, None, store, config, max_wait) as (_, actor):
             outcome = actor.handle_comment(parsed, apply)
         emit_outcome(outcome, fmt, actions_taken(outcome, apply))

@@ -75,15 +75,17 @@ def progress_bar(enabled: bool) -> Iterator[Callable[[str, int, int], None]]:
 
 @contextlib.contextmanager
 def session(repo: str | None, demo: bool, replay: Path | None, store_path: Path | None,
-             recorder: Callable[[str, Any], None] | None = None) -> Iterator[tuple[str, Any, Any]]:
-    """(repo, client, store) for live use, or for the local fake serving a case: the same code path."""
+             recorder: Callable[[str, Any], None] | None = None,
+             max_wait: float | None = None) -> Iterator[tuple[str, Any, Any]]:
+    """(repo, client, store) for live use, or for the local fake serving a case: the same code path.
+    `max_wait`: the total seconds this command may wait on GitHub (rate limits, backoff)."""
     from ci_triage.config import (
         default_store_path,
         resolve_api_url,
         resolve_repo,
         resolve_token,
     )
-    from ci_triage.github.client import Connection, GitHubClient
+    from ci_triage.github.client import Connection, GitHubClient, default_policy
     from ci_triage.store import Store
 
     if demo and replay:
@@ -105,9 +107,11 @@ def session(repo: str | None, demo: bool, replay: Path | None, store_path: Path 
         else:
             repo = resolve_repo(repo)
             connection = Connection(api_url=resolve_api_url(), token=resolve_token())
-        store = Store(store_path or default_store_path())
+        # Only the default location in the user cache directory may have its folder created.
+        chosen = store_path or (Path(os.environ["CI_TRIAGE_STORE"]) if os.environ.get("CI_TRIAGE_STORE") else None)
+        store = Store(chosen or default_store_path(), create_parent=chosen is None)
         stack.callback(store.close)
-        client = GitHubClient(connection, recorder=recorder)
+        client = GitHubClient(connection, recorder=recorder, policy=default_policy(connection, max_wait_s=max_wait))
         stack.callback(client.close)
         yield repo, client, store
 
@@ -117,6 +121,9 @@ StoreOption = Annotated[Path | None, typer.Option(
     "--store", help="SQLite cache file; default: $CI_TRIAGE_STORE or the user cache directory.")]
 DemoOption = Annotated[bool, typer.Option(
     "--demo", help="Run offline on the bundled reconstruction of the seed scenario (a local GitHub fake).")]
+MaxWaitOption = Annotated[float | None, typer.Option(
+    "--max-wait", min=0, help="Seconds this command may wait in all on GitHub's rate limits and retries "
+    "(default 600, fitting a 15-minute job); past it, it stops with an error and reruns nothing.")]
 ReplayOption = Annotated[Path | None, typer.Option(
     "--replay", help="Run offline on a case saved by `ci-triage record`.", exists=False)]
 
@@ -146,15 +153,16 @@ def local_config(path: Path | None) -> Any:
 
 @contextlib.contextmanager
 def actor_session(repo: str | None, demo: bool, replay: Path | None, store: Path | None,
-           config: Path | None) -> Iterator[tuple[str, Any]]:
+           config: Path | None, max_wait: float | None = None) -> Iterator[tuple[str, Any]]:
     from ci_triage.act import Actor
     from ci_triage.github.writer import GitHubWriter
     from ci_triage.service import Triage
 
-    with session(repo, demo, replay, store) as (repo_name, client, cache):
+    with session(repo, demo, replay, store, max_wait=max_wait) as (repo_name, client, cache):
         # GitHub asks integrators to space writes out; tests against the local fake may shorten it.
         interval = float(os.environ.get("CI_TRIAGE_WRITE_INTERVAL", "1.0"))
-        with GitHubWriter(client.connection, min_write_interval_s=interval) as writer:
+        # One retry policy for reads and writes: one wait budget for the command.
+        with GitHubWriter(client.connection, min_write_interval_s=interval, policy=client.policy) as writer:
             yield repo_name, Actor(Triage(client, cache, config=local_config(config)), writer)
 
 

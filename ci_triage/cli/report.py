@@ -11,6 +11,7 @@ import typer
 
 from ci_triage.cli.common import (
     DemoOption,
+    MaxWaitOption,
     ReplayOption,
     RepoOption,
     ReportFormat,
@@ -34,12 +35,13 @@ def report(
     demo: DemoOption = False,
     replay: ReplayOption = None,
     store: StoreOption = None,
+    max_wait: MaxWaitOption = None,
 ) -> None:
     """Triage the failed jobs of a pull request: root cause, evidence, verdict, whether to rerun."""
     with boundary():
         from ci_triage.service import Triage
 
-        with session(repo, demo, replay, store) as (repo_name, client, cache), \
+        with session(repo, demo, replay, store, max_wait=max_wait) as (repo_name, client, cache), \
                 progress_bar(show_progress(fmt)) as progress:
             result = Triage(client, cache, progress=progress).report(repo_name, pr)
         emit_report(result, fmt)
@@ -66,17 +68,38 @@ def record(
     pr: Annotated[int, typer.Option("--pr", help="Pull request number.", min=1)],
     output: Annotated[Path, typer.Option("--output", "-o", help="Case file to write (.json or .json.gz).")],
     repo: RepoOption = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite OUTPUT if it exists.")] = False,
+    max_wait: MaxWaitOption = None,
 ) -> None:
     """Save everything a report of PR N needs as a case file, to replay offline with --replay."""
     with boundary():
         from ci_triage.github.recorder import CaseRecorder
         from ci_triage.service import Triage
 
+        # Before any API call: a recording that cannot be saved is a wasted rate limit.
+        check_output(output, force)
         recorder = CaseRecorder()
         with tempfile.TemporaryDirectory() as scratch, \
-                session(repo, False, None, Path(scratch) / "store.sqlite3", recorder) as (repo_name, client, cache):
+                session(repo, False, None, Path(scratch) / "store.sqlite3", recorder, max_wait) as \
+                (repo_name, client, cache):
             # A fresh store: every payload must pass through the recorder, none may come from cache.
             client.workflows(repo_name)
             Triage(client, cache).report(repo_name, pr)
-            recorder.save(output, api_url=client.connection.api_url, repo=repo_name, pr=pr)
+            recorder.save(output, api_url=client.connection.api_url, repo=repo_name, pr=pr, force=force)
         sys.stdout.write(f"{output}\n")
+
+
+def check_output(output: Path, force: bool) -> None:
+    """A case file can be written at `output`: its folder exists and is writable, and it does not
+    exist already (unless --force)."""
+    import os
+
+    from ci_triage.errors import UsageError
+
+    folder = output.parent
+    if not folder.is_dir():
+        raise UsageError(f"cannot write {output}: the folder {folder} does not exist")
+    if output.exists() and (output.is_dir() or not force):
+        raise UsageError(f"{output} already exists" + ("" if output.is_dir() else "; pass --force to overwrite it"))
+    if not os.access(folder, os.W_OK):
+        raise UsageError(f"cannot write {output}: the folder {folder} is not writable")

@@ -14,6 +14,7 @@ API" for Link headers; "Download job logs for a workflow run" for the 302 to a s
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import secrets
@@ -218,8 +219,14 @@ class FakeGitHub(FaultInjection, Writes):
             self._check_auth(headers)
             with self._state:
                 payload, extra = self._route(method, path, query, body)
-            return 200, {**self._headers(), **extra, "Content-Type": "application/json; charset=utf-8"}, \
-                self._rewrite(payload)
+            body_out = self._rewrite(payload)
+            # Conditional requests ("Best practices for using the REST API"): a strong ETag of the body;
+            # If-None-Match naming it gets 304 with no body.
+            etag = '"' + hashlib.sha256(body_out).hexdigest()[:40] + '"'
+            head = {**self._headers(), **extra, "ETag": etag}
+            if method == "GET" and etag in (headers.get("If-None-Match") or headers.get("if-none-match") or ""):
+                return 304, head, b""
+            return 200, {**head, "Content-Type": "application/json; charset=utf-8"}, body_out
         except Response as response:
             head = {**self._headers(), **response.headers}
             if response.body is None:
@@ -334,16 +341,27 @@ class FakeGitHub(FaultInjection, Writes):
             attempts = index.attempts.get(run_id)
             if not attempts:
                 raise not_found()
+            # `filter` (GitHub's description): `all` "returns all jobs for a workflow run, including from
+            # old executions", each execution once; `latest` (the default) "returns jobs from the most
+            # recent execution": per job, its newest execution, whichever attempt ran it.
+            executions = {j["id"]: j for n in sorted(attempts) for j in index.jobs_by_attempt.get((run_id, n), [])}
             if (query.get("filter") or ["latest"])[0] == "all":
-                jobs = [j for n in sorted(attempts) for j in index.jobs_by_attempt.get((run_id, n), [])]
+                jobs = list(executions.values())
             else:
-                jobs = index.jobs_by_attempt.get((run_id, max(attempts)), [])
+                newest: dict[str, dict[str, Any]] = {}
+                for job in sorted(executions.values(), key=lambda j: (j["run_attempt"], j["id"])):
+                    newest[job["name"]] = job
+                jobs = list(newest.values())
             return self._jobs(jobs, query, path)
         if found := re.fullmatch(r"/actions/runs/(\d+)/attempts/(\d+)/jobs", rest):
             key = (int(found.group(1)), int(found.group(2)))
             if key[1] not in index.attempts.get(key[0], {}):
                 raise not_found()
-            return self._jobs(index.jobs_by_attempt.get(key, []), query, path)
+            # "Lists jobs for a specific workflow run attempt": the narrow reading (only the jobs that
+            # ran in it; one public report says jobs not rerun are absent), so a client that relies on
+            # the broad reading is caught here.
+            return self._jobs([j for j in index.jobs_by_attempt.get(key, []) if j["run_attempt"] == key[1]],
+                              query, path)
         if found := re.fullmatch(r"/actions/jobs/(\d+)", rest):
             job = index.jobs.get(int(found.group(1)))
             if job is None:

@@ -60,10 +60,24 @@ def load_case(path: Path) -> dict[str, Any]:
     return validate_case(case, f"case file {path}")
 
 
-def dump_case(case: dict[str, Any], path: Path) -> None:
+def dump_case(case: dict[str, Any], path: Path, overwrite: bool = True) -> None:
+    """Write the case; with overwrite=False an existing file is an error (checked as the file is
+    created, so a file that appeared meanwhile is not replaced either). Written whole or not at all."""
     text = json.dumps(case, indent=1, sort_keys=True) + "\n"
     data = gzip.compress(text.encode(), mtime=0) if str(path).endswith(".gz") else text.encode()
-    Path(path).write_bytes(data)
+    path = Path(path)
+    try:
+        if overwrite:
+            scratch = path.with_name(f".{path.name}.partial")
+            scratch.write_bytes(data)
+            scratch.replace(path)
+        else:
+            with open(path, "xb") as out:  # "x": fails if the file exists
+                out.write(data)
+    except FileExistsError:
+        raise CaseFileError(f"{path} already exists; pass --force to overwrite it") from None
+    except OSError as exc:
+        raise CaseFileError(f"cannot write case file {path}: {exc.strerror or exc}") from None
 
 
 def normalise_urls(payload: Any, api_url: str, web_url: str) -> Any:

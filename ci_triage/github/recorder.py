@@ -89,5 +89,5 @@ class CaseRecorder:
         case["logs"], case["files"] = logs, files
         return validate_case(case, "recorded case")
 
-    def save(self, path: Path, api_url: str, repo: str, pr: int) -> None:
-        dump_case(self.case(api_url, repo, pr), path)
+    def save(self, path: Path, api_url: str, repo: str, pr: int, force: bool = False) -> None:
+        dump_case(self.case(api_url, repo, pr), path, overwrite=force)

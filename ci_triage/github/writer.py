@@ -37,6 +37,7 @@ from ci_triage.core.github import protocol
 from ci_triage.core.github.protocol import API_VERSION, PER_PAGE, USER_AGENT
 from ci_triage.errors import Forbidden, GitHubError, NoResponse, NotFound, Unavailable, UsageError
 from ci_triage.github.client import Connection
+from ci_triage.github.transport import RetryPolicy
 from ci_triage.model import Access, CollaboratorPermission
 
 REACTIONS = ("+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes")
@@ -64,17 +65,19 @@ class GitHubWriter:
         min_write_interval_s: float = 1.0,
         max_wait_s: float = protocol.MAX_WAIT_S,
         logger: logging.Logger | None = None,
+        policy: RetryPolicy | None = None,
     ) -> None:
         self.connection = connection
         self.api_url = connection.api_url.rstrip("/")
         self._owns_http = http is None
         self.http = http if http is not None else httpx.Client(timeout=connection.timeout_s, follow_redirects=False)
-        self._sleep = sleep
-        self._clock = clock
-        self._rng = rng if rng is not None else random.Random()
+        # The command's one retry policy (shared with the reader, so one wait budget), or one of our own.
+        self.policy = policy or RetryPolicy(max_wait_s, max_attempts=max(1, connection.retries + 1), sleep=sleep,
+                                            clock=clock, rng=rng if rng is not None else random.Random(),
+                                            secrets=(connection.token,))
+        self._sleep = self.policy.sleep
+        self._clock = self.policy.clock
         self.min_write_interval_s = min_write_interval_s
-        self.max_wait_s = max_wait_s
-        self.max_attempts = max(1, connection.retries + 1)
         self._log = logger or log
         self._last_write: datetime | None = None
 
@@ -94,7 +97,7 @@ class GitHubWriter:
     # --- reads ----------------------------------------------------------------------------------
     def run(self, repo: str, run_id: int) -> dict[str, Any]:
         """The workflow run payload (latest attempt): status, conclusion, run_attempt, event, head_sha..."""
-        return self._send("GET", f"/repos/{repo}/actions/runs/{run_id}", what=f"run {run_id} of {repo}").json()
+        return self._send("GET", f"/repos/{repo}/actions/runs/{run_id}", what=f"run {run_id} of {repo}").data
 
     def comments(self, repo: str, issue_number: int) -> list[dict[str, Any]]:
         """Every comment of an issue or pull request, oldest first, following the Link header."""
@@ -104,7 +107,7 @@ class GitHubWriter:
         found: list[dict[str, Any]] = []
         while url:
             response = self._send("GET", url, params=params, what=what)
-            found += response.json()
+            found += response.data
             url, params = protocol.parse_link(response.headers.get("link")).get("next"), None
             if url and not protocol.same_origin(url, self.api_url):
                 # The token goes only to the API host it was configured for.
@@ -118,7 +121,7 @@ class GitHubWriter:
         included. A 404 means the user is not a collaborator; a 403 means this token may not tell."""
         try:
             payload = self._send("GET", f"/repos/{repo}/collaborators/{quote(username, safe='')}/permission",
-                                 what=f"permission of {username} on {repo}").json()
+                                 what=f"permission of {username} on {repo}").data
         except NotFound:
             return CollaboratorPermission(Access.NOT_COLLABORATOR)
         except Forbidden as error:
@@ -128,7 +131,7 @@ class GitHubWriter:
     # --- writes ---------------------------------------------------------------------------------
     def rerun_job(self, repo: str, job_id: int) -> None:
         """Re-run one job (and, on GitHub, the jobs that depend on it) as a new attempt of its run."""
-        job = self._send("GET", f"/repos/{repo}/actions/jobs/{job_id}", what=f"job {job_id} of {repo}").json()
+        job = self._send("GET", f"/repos/{repo}/actions/jobs/{job_id}", what=f"job {job_id} of {repo}").data
         self._rerun(repo, job["run_id"], job.get("run_attempt") or 1,
                     f"/repos/{repo}/actions/jobs/{job_id}/rerun", f"rerun of job {job_id} in {repo}")
 
@@ -143,7 +146,7 @@ class GitHubWriter:
         path = f"/repos/{repo}/issues/{number}/comments"
         for attempt in itertools.count():
             try:
-                return self._send("POST", path, json={"body": body}, what=what).json()
+                return self._send("POST", path, json={"body": body}, what=what).data
             except Unavailable as error:
                 if not self._maybe_done("POST", error):
                     raise
@@ -158,7 +161,7 @@ class GitHubWriter:
     def update_comment(self, repo: str, comment_id: int, body: str) -> dict[str, Any]:
         # Replacing the body with the same text twice leaves the same comment: safe to repeat.
         return self._send("PATCH", f"/repos/{repo}/issues/comments/{comment_id}", json={"body": body},
-                          what=f"update of comment {comment_id} in {repo}", idempotent=True).json()
+                          what=f"update of comment {comment_id} in {repo}", idempotent=True).data
 
     def react(self, repo: str, comment_id: int, content: str) -> None:
         if content not in REACTIONS:
@@ -197,11 +200,10 @@ class GitHubWriter:
         return isinstance(error, Unavailable) and not protocol.is_safe_to_retry(method, error)
 
     def _wait_or_raise(self, attempt: int, error: GitHubError) -> None:
-        delay = protocol.retry_delay(attempt, error, self._clock(), self._rng,
-                                     max_wait_s=self.max_wait_s, max_attempts=self.max_attempts)
+        delay = self.policy.delay(attempt, error)
         if delay is None:
             raise error
-        self._sleep(delay)
+        self.policy.wait(delay, error)
 
     def _headers(self) -> dict[str, str]:
         headers = {"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": API_VERSION,
@@ -236,6 +238,7 @@ class GitHubWriter:
                 try:
                     protocol.classify_response(response.status_code, response.headers, response.content,
                                                what=what, secrets=secrets)
+                    response.data = self._decode(method, response, what)  # type: ignore[attr-defined]
                     return response
                 except GitHubError as exc:
                     error = exc
@@ -244,10 +247,24 @@ class GitHubWriter:
                     self._last_write = self._clock()
             if not protocol.is_safe_to_retry(method, error, idempotent):
                 raise error
-            delay = protocol.retry_delay(attempt, error, self._clock(), self._rng,
-                                         max_wait_s=self.max_wait_s, max_attempts=self.max_attempts)
+            delay = self.policy.delay(attempt, error)
             if delay is None:
                 raise error
-            self._log.warning("%s; retrying in %.1f s", protocol.redact(error.message, secrets), delay)
-            self._sleep(delay)
+            self._log.info("%s; retrying in %.1f s", protocol.redact(error.message, secrets), delay)
+            self.policy.wait(delay, error)
         raise AssertionError("unreachable")
+
+    @staticmethod
+    def _decode(method: str, response: httpx.Response, what: str) -> Any:
+        """The answer's JSON. An undecodable answer to a read is retried like a 5xx; to a write it means
+        the write was done but we cannot tell what came back, so the caller checks, as after a timeout."""
+        if not response.content:
+            return None
+        try:
+            return protocol.decode_json(what, response.content)
+        except Unavailable:
+            if method in ("GET", "HEAD"):
+                raise
+            raise NoResponse(f"{what}: GitHub's answer could not be decoded",
+                             hint="The request may or may not have been acted on.") from None
+

@@ -79,8 +79,9 @@ class RandomSource(Protocol):
 
 def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
     """`text` with every given secret, and anything shaped like a GitHub token, replaced by ***."""
-    # Longest first, so a secret that contains another is replaced whole.
-    for secret in sorted((s for s in secrets if s), key=len, reverse=True):
+    # Longest first, so a secret that contains another is replaced whole. A "secret" of a few
+    # characters (a test's token "t") would mangle every message; real tokens are far longer.
+    for secret in sorted((s for s in secrets if s and len(s) >= 6), key=len, reverse=True):
         text = text.replace(secret, REDACTED)
     for pattern, replacement in _TOKEN_PATTERNS:
         text = pattern.sub(replacement, text)
@@ -137,7 +138,8 @@ def classify_response(status: int, headers: Mapping[str, str] | Iterable[tuple[s
     """None for a success or a redirect; otherwise raise the typed error GitHub's answer means.
 
     `what` names the request in the message; `log=True` says the request was for a job's log, where
-    404 and 410 mean the log expired or never existed (a runner lost before upload), not a bad id.
+    410 means the log expired (GitHub keeps logs for a limited time) and 404 that there is none (yet):
+    a runner lost before upload, or a log not yet archived -- worth asking again next time.
     """
     if status < 400:
         return
@@ -162,10 +164,12 @@ def classify_response(status: int, headers: Mapping[str, str] | Iterable[tuple[s
         raise Forbidden(text, hint="Check that the token has the permission this needs.", status=status)
     if status == 401:
         raise Unauthorized(text, hint="Check GITHUB_TOKEN / GH_TOKEN.", status=status)
-    if log and status in (404, 410):
-        raise LogExpired(text, hint="GitHub keeps job logs for a limited time; a lost runner uploads none.",
-                         status=status)
+    if log and status == 410:
+        raise LogExpired(text, hint="GitHub keeps job logs for a limited time.", status=status)
+    if log and status == 404:
+        raise NotFound(text, hint="The job has no log (yet): a lost runner uploads none.", status=status)
     if status == 404:
+        text = redact(f"{what}: not found (GitHub answered 404)", secrets)
         raise NotFound(text, hint="Check the repository and number, and that the token can see it.",
                        status=status)
     if status == 410:
@@ -215,12 +219,11 @@ def retry_delay(attempt: int, error: BaseException, now: datetime, rng: RandomSo
             wait = max(0.0, error.retry_after)
         elif error.reset_at is not None:
             wait = max(0.0, (error.reset_at - now).total_seconds()) + CLOCK_SKEW_S
-        elif isinstance(error, SecondaryRateLimited):
+        else:
             # "Otherwise, wait for at least one minute before retrying. If your request continues to
             # fail due to a secondary rate limit, wait for an exponentially increasing amount of time."
+            # A primary limit whose answer names no reset time is treated the same way.
             wait = SECONDARY_MIN_WAIT_S * 2**attempt
-        else:
-            return None  # a primary limit without a reset time: nothing to wait for
         return wait if wait <= max_wait_s else None
     if isinstance(error, Unavailable):
         return rng.random() * min(max_backoff_s, base_s * 2**attempt)
@@ -243,6 +246,22 @@ def same_origin(url: str, base: str) -> bool:
     return bool(origin(url)) and origin(url) == origin(base)
 
 
+def malformed(what: str, exc: BaseException | str) -> Unavailable:
+    """A success whose body cannot be decoded (truncated or corrupt JSON or gzip): a transient fault,
+    retried like a 5xx, and missing evidence if it persists -- never an internal error."""
+    detail = exc if isinstance(exc, str) else type(exc).__name__
+    return Unavailable(f"{what}: GitHub's answer could not be decoded ({detail})",
+                       hint="It was retried; try again later.")
+
+
+def decode_json(what: str, body: bytes | str) -> Any:
+    """The JSON of a success answer, or the Unavailable error `malformed` describes."""
+    try:
+        return json.loads(body)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise malformed(what, exc) from None
+
+
 def no_response(what: str, exc: BaseException, secrets: Iterable[str | None] = (), *, sent: bool) -> Unavailable:
     """The typed error of a transport failure: NoResponse when the request may have been delivered."""
     detail = redact(str(exc), secrets)
@@ -250,4 +269,28 @@ def no_response(what: str, exc: BaseException, secrets: Iterable[str | None] = (
     if sent:
         return NoResponse(f"{what}: no answer from GitHub ({detail})",
                           hint="The request may or may not have been acted on.")
-    return Unavailable(f"{what}: cannot reach GitHub ({detail})", hint="Check the network and GITHUB_API_URL.")
+    return Unavailable(f"{what}: cannot reach the GitHub API ({type(exc).__name__})",
+                       hint="Check the network and GITHUB_API_URL.")
+
+
+# --- job lists ------------------------------------------------------------------------------------
+
+def jobs_of_attempt(jobs: Iterable[Mapping[str, Any]], attempt: int) -> list[Mapping[str, Any]]:
+    """The jobs as they stood at `attempt` of a run, from `GET .../runs/{run_id}/jobs?filter=all`.
+
+    The description of `filter` says `all` "returns all jobs for a workflow run, including from old
+    executions"; it does not say whether `/attempts/{n}/jobs` lists the jobs *not* rerun in attempt n
+    (one public report says it does not). Selecting, per job name, the newest execution no later than
+    `attempt` gives the same answer under either reading: after a single-job rerun, the other job that
+    still failed in attempt 1 stays in the list.
+    """
+    newest: dict[str, Mapping[str, Any]] = {}
+    for job in jobs:
+        ran_in = job.get("run_attempt") or 1
+        if ran_in > attempt:
+            continue
+        name = str(job.get("name"))
+        held = newest.get(name)
+        if held is None or (ran_in, job.get("id") or 0) > (held.get("run_attempt") or 1, held.get("id") or 0):
+            newest[name] = job
+    return sorted(newest.values(), key=lambda j: j.get("id") or 0)
