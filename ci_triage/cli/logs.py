@@ -16,7 +16,10 @@ from ci_triage.cli.common import (
     boundary,
     load_rules,
 )
+from ci_triage.core.text import shown, shown_tree
 from ci_triage.errors import UsageError
+
+MAX_CELL_CHARS = 500  # a table cell; rich wraps a 100 MB line for longer than anyone waits
 
 
 def register(app: typer.Typer) -> None:
@@ -59,7 +62,7 @@ def classify_files(
         if fmt is OutputFormat.json:
             import json
 
-            sys.stdout.write(json.dumps(results, indent=2) + "\n")
+            sys.stdout.write(json.dumps(shown_tree(results), indent=2) + "\n")
             return
         from rich.console import Console
         from rich.table import Table
@@ -68,8 +71,9 @@ def classify_files(
         table = Table("file", "category", "retryable", "line", "root cause")
         for entry in results:
             root = entry["root_cause"] or {}
-            table.add_row(Text(entry["file"]), entry["category"], "yes" if entry["retryable"] else "no",
-                          str(root.get("line", "")), Text(root.get("text", "")))
+            table.add_row(Text(shown(entry["file"])), Text(shown(entry["category"])),
+                          "yes" if entry["retryable"] else "no",
+                          str(root.get("line", "")), Text(shown(root.get("text", ""), MAX_CELL_CHARS)))
         Console().print(table)
 
 
@@ -92,7 +96,7 @@ def clusters(
             import json
             from dataclasses import asdict
 
-            sys.stdout.write(json.dumps([asdict(c) for c in found], indent=2) + "\n")
+            sys.stdout.write(json.dumps(shown_tree([asdict(c) for c in found]), indent=2) + "\n")
             return
         from rich.console import Console
         from rich.table import Table
@@ -101,7 +105,7 @@ def clusters(
         table = Table("fingerprint", "category", "count", "PRs", "first seen", "last seen", "sample")
         for item in found:
             table.add_row(item.fingerprint, item.category, str(item.count), ", ".join(f"#{n}" for n in item.prs),
-                          item.first_seen or "", item.last_seen or "", Text((item.sample or "")[:120]))
+                          item.first_seen or "", item.last_seen or "", Text(shown(item.sample or "", 120)))
         Console().print(table)
 
 
@@ -126,11 +130,11 @@ def rules_explain(
             raise UsageError(f"cannot read {log}: {exc.strerror or exc}") from None
         lines = list(parse_log(text))
         boilerplate = {rule.id for rule in rule_set.rules if rule.boilerplate}
-        table = Table("line", "rule", "priority", "category", "text", title=f"Rule matches in {log}")
+        table = Table("line", "rule", "priority", "category", "text", title=shown(f"Rule matches in {log}"))
         for match in find_matches(lines, rule_set):
             kind = " (boilerplate: never the cause)" if match.rule_id in boilerplate else ""
             table.add_row(str(match.line.number), match.rule_id + kind, str(match.priority), match.category,
-                          Text(match.line.text[:160]))
+                          Text(shown(match.line.text, 160)))
         console = Console()
         console.print(table)
         result = classify(lines, rule_set)
