@@ -27,8 +27,18 @@ class ReportFormat(StrEnum):
     json = "json"
 
 
+# Where a token reaches us (ci_triage/config.py reads these): its value is redacted wherever it occurs.
+SECRET_ENV = ("GITHUB_TOKEN", "GH_TOKEN")
+MAX_ERROR_CHARS = 2000
+
+
 def fail(message: str, code: int) -> None:
-    sys.stderr.write(f"ci-triage: error: {message}\n")
+    from ci_triage.core.redact import redact
+    from ci_triage.core.text import shown
+
+    # One line, whatever it quotes: a URL with a token in it, a log line with escape sequences in it.
+    secrets = [os.environ.get(name) for name in SECRET_ENV]
+    sys.stderr.write(f"ci-triage: error: {redact(shown(message, MAX_ERROR_CHARS), secrets)}\n")
     raise typer.Exit(code)
 
 
@@ -170,8 +180,9 @@ def emit_outcome(outcome: Any, fmt: OutputFormat, actions: list[str]) -> None:
     import json
 
     from ci_triage.core.render.actions_output import github_output, step_summary
+    from ci_triage.core.text import shown_tree
 
-    data = outcome.as_dict()
+    data = shown_tree(outcome.as_dict())  # the outputs and --format json leave the process: redacted
     if os.environ.get("GITHUB_STEP_SUMMARY") and outcome.report is not None:
         with open(os.environ["GITHUB_STEP_SUMMARY"], "a", encoding="utf-8") as summary:
             summary.write(step_summary(outcome.report, actions))

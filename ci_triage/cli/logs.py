@@ -19,7 +19,10 @@ from ci_triage.cli.common import (
     boundary,
     load_rules,
 )
+from ci_triage.core.text import shown, shown_tree
 from ci_triage.errors import UsageError
+
+MAX_CELL_CHARS = 500  # a table cell; rich wraps a 100 MB line for longer than anyone waits
 
 
 @contextlib.contextmanager
@@ -91,7 +94,7 @@ def classify_files(
         if fmt is OutputFormat.json:
             import json
 
-            sys.stdout.write(json.dumps(results, indent=2) + "\n")
+            sys.stdout.write(json.dumps(shown_tree(results), indent=2) + "\n")
             return
         from rich.console import Console
         from rich.table import Table
@@ -100,8 +103,9 @@ def classify_files(
         table = Table("file", "category", "retryable", "line", "root cause")
         for entry in results:
             root = entry["root_cause"] or {}
-            table.add_row(Text(entry["file"]), entry["category"], "yes" if entry["retryable"] else "no",
-                          str(root.get("line", "")), Text(root.get("text", "")))
+            table.add_row(Text(shown(entry["file"])), Text(shown(entry["category"])),
+                          "yes" if entry["retryable"] else "no",
+                          str(root.get("line", "")), Text(shown(root.get("text", ""), MAX_CELL_CHARS)))
         Console().print(table)
 
 
@@ -124,7 +128,7 @@ def clusters(
             import json
             from dataclasses import asdict
 
-            sys.stdout.write(json.dumps([asdict(c) for c in found], indent=2) + "\n")
+            sys.stdout.write(json.dumps(shown_tree([asdict(c) for c in found]), indent=2) + "\n")
             return
         from rich.console import Console
         from rich.table import Table
@@ -133,7 +137,7 @@ def clusters(
         table = Table("fingerprint", "category", "count", "PRs", "first seen", "last seen", "sample")
         for item in found:
             table.add_row(item.fingerprint, item.category, str(item.count), ", ".join(f"#{n}" for n in item.prs),
-                          item.first_seen or "", item.last_seen or "", Text((item.sample or "")[:120]))
+                          item.first_seen or "", item.last_seen or "", Text(shown(item.sample or "", 120)))
         Console().print(table)
 
 
@@ -158,14 +162,14 @@ def rules_explain(
 
         rule_set = _rule_set(rules, no_builtin)
         boilerplate = {rule.id for rule in rule_set.rules if rule.boilerplate}
-        table = Table("line", "rule", "priority", "category", "text", title=f"Rule matches in {log}")
+        table = Table("line", "rule", "priority", "category", "text", title=shown(f"Rule matches in {log}"))
         # The same parser and matcher as `classify` and `report`: what is explained is what they see.
         with mapped(log) as raw:
             lines = relevant_lines(raw, rule_set)
             for match in find_matches(lines, rule_set):
                 kind = " (boilerplate: never the cause)" if match.rule_id in boilerplate else ""
                 table.add_row(str(match.line.number), match.rule_id + kind, str(match.priority), match.category,
-                              Text(match.line.text[:160]))
+                              Text(shown(match.line.text, 160)))
             result = classify(lines, rule_set)
             # The scorer's view: the lines before the anchors, decoded while the log is still open.
             anchors = [m.line for m in result.matches]

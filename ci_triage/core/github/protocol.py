@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from ci_triage import __version__
+from ci_triage.core import redact as _redact
 from ci_triage.errors import (
     Forbidden,
     GitHubError,
@@ -56,17 +57,9 @@ SECONDARY_MIN_WAIT_S = 60.0
 CLOCK_SKEW_S = 1.0
 
 IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
-REDACTED = "***"
-
-# GitHub token formats ("About authentication to GitHub": ghp_ personal, gho_ OAuth, ghu_ user-to-server,
-# ghs_ server-to-server (GITHUB_TOKEN), ghr_ refresh, github_pat_ fine-grained), plus what an
-# Authorization header or a URL's userinfo carries. Scrubbed even when the caller did not name them.
-_TOKEN_PATTERNS = (
-    (re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"), REDACTED),
-    (re.compile(r"(?i)\b(authorization:\s*(?:bearer|token|basic)\s+)[^\s,;\"']+"), r"\g<1>" + REDACTED),
-    (re.compile(r"(?i)\b((?:bearer|token)\s+)[A-Za-z0-9_\-.=]{16,}"), r"\g<1>" + REDACTED),
-    (re.compile(r"(?i)(://[^/\s:@]*:)[^@\s/]+(@)"), r"\g<1>" + REDACTED + r"\g<2>"),
-)
+# Scrubbing credentials out of text is the one redactor's job (core/redact.py: GitHub token formats,
+# Authorization headers, URL userinfo and more); `redact` here keeps its name for the GitHub shell.
+REDACTED = _redact.REDACTED
 
 _LINK_PART = re.compile(r'<([^>]*)>\s*;\s*rel="([^"]+)"')
 
@@ -78,14 +71,8 @@ class RandomSource(Protocol):
 # --- secrets ------------------------------------------------------------------------------------
 
 def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
-    """`text` with every given secret, and anything shaped like a GitHub token, replaced by ***."""
-    # Longest first, so a secret that contains another is replaced whole. A "secret" of a few
-    # characters (a test's token "t") would mangle every message; real tokens are far longer.
-    for secret in sorted((s for s in secrets if s and len(s) >= 6), key=len, reverse=True):
-        text = text.replace(secret, REDACTED)
-    for pattern, replacement in _TOKEN_PATTERNS:
-        text = pattern.sub(replacement, text)
-    return text
+    """`text` with every given secret, and anything shaped like a credential, replaced by ***."""
+    return _redact.redact(text, secrets)
 
 
 def verify_signature(secret: str | bytes, body: bytes, header: str | None) -> bool:

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 
 from ci_triage.core.render import markdown
 from ci_triage.core.render.markdown import escape
+from ci_triage.core.text import shown_document
 from ci_triage.model import PullReport
 
 MAX_STEP_SUMMARY_BYTES = 1024 * 1024
@@ -23,7 +24,7 @@ def step_summary(report: PullReport, actions_taken: Sequence[str]) -> str:
     """The PR report as Markdown, then what this run did (reruns requested, comment edited, nothing)."""
     lines = [markdown.render(report).rstrip("\n"), "", "### Actions taken", ""]
     lines += [f"- {escape(' '.join(action.split()))}" for action in actions_taken] or ["- none"]
-    text = "\n".join(lines) + "\n"
+    text = shown_document("\n".join(lines) + "\n")
     encoded = text.encode("utf-8")
     if len(encoded) <= MAX_STEP_SUMMARY_BYTES:
         return text

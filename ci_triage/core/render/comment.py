@@ -23,7 +23,8 @@ from ci_triage.core.decide.comment_state import (
     serialize_state,
 )
 from ci_triage.core.render.common import contract_line
-from ci_triage.core.render.markdown import clip, escape, job_section, summary_table
+from ci_triage.core.render.markdown import escape, job_section, summary_table
+from ci_triage.core.text import clip, shown_document
 from ci_triage.core.timefmt import parse_iso_aware
 from ci_triage.model import JobVerdict, PullReport
 
@@ -143,7 +144,7 @@ def _compose(report: PullReport, state_line: str, notes: Sequence[str], state: C
     if report.notes:
         lines += ["<sub>" + " ".join(escape(n) for n in report.notes) + "</sub>", ""]
     lines += footer
-    return "\n".join(lines) + "\n"
+    return shown_document("\n".join(lines) + "\n")  # sanitised and redacted before its size is judged
 
 
 def render_comment(report: PullReport, state: CommentState, notes: Sequence[str] = (), *,
@@ -195,7 +196,7 @@ def _truncated(report: PullReport, state_line: str, notes: Sequence[str], footer
         budget -= cost
     shown = max(len(rows) - 2, 0)  # the table's header and delimiter rows
     tail[1] = f"… and {len(report.failed_jobs) - shown:,} more failed job(s); the triage run's step summary has them all."
-    body = "\n".join(head + rows + tail) + "\n"
+    body = shown_document("\n".join(head + rows + tail) + "\n")
     while comment_size(body) > max_chars:  # absurd inputs (a title of notes alone too long)
         body = body[: len(body) - (comment_size(body) - max_chars) - 1] + "\n"
     return body

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ci_triage.core.text import shown_tree
 from ci_triage.core.timefmt import iso
 from ci_triage.model import JobVerdict, PullReport
 
@@ -87,4 +88,5 @@ def report_dict(report: PullReport) -> dict[str, Any]:
 
 
 def render(report: PullReport) -> str:
-    return json.dumps(report_dict(report), indent=2, sort_keys=False) + "\n"
+    # Every string sanitised and redacted: a consumer may print `root_cause.text` as it is.
+    return json.dumps(shown_tree(report_dict(report)), indent=2, sort_keys=False) + "\n"

@@ -16,7 +16,8 @@ from ci_triage.core.render.common import (
     span,
     who,
 )
-from ci_triage.core.text import clip
+from ci_triage.core.text import shown_document
+from ci_triage.core.text import shown as shown_line
 from ci_triage.model import JobVerdict, PullReport
 
 MAX_OVERLAPS = 8
@@ -58,7 +59,7 @@ def job_section(verdict: JobVerdict, *, max_overlaps: int = MAX_OVERLAPS, max_ev
         step = f" in step *{c.root_cause.step}*" if c.root_cause.step else ""
         lines.append(f"- **Root cause** (log line {c.root_cause.line}{step}):")
         # One log line; a line break would end the list item and the fence with it.
-        root_cause = clip(c.root_cause.text.strip().replace("\r", " ").replace("\n", " "), MAX_ROOT_CAUSE_CHARS)
+        root_cause = shown_line(c.root_cause.text.strip().replace("\r", " ").replace("\n", " "), MAX_ROOT_CAUSE_CHARS)
         fence = code_fence(root_cause)
         lines += ["", f"  {fence}", f"  {root_cause}", f"  {fence}", ""]
     if c.captures:
@@ -103,7 +104,7 @@ def render(report: PullReport) -> str:
         lines += [f"**Contract check** [{job.name}]({job.html_url}): {contract_line(job)}", ""]
     if not report.failed_jobs:
         lines.append(f"No failed jobs on the head commit `{pull.head_sha[:7]}`.")
-        return "\n".join(lines) + "\n"
+        return shown_document("\n".join(lines) + "\n")
     reruns = [v for v in report.failed_jobs if v.rerun_recommended]
     lines.append(f"{len(report.failed_jobs)} failed job(s) on `{pull.head_sha[:7]}`; "
                  f"{len(reruns)} look like infrastructure flakes worth a rerun.")
@@ -115,4 +116,5 @@ def render(report: PullReport) -> str:
         lines += job_section(verdict)
     if report.notes:
         lines += ["<sub>" + " ".join(escape(n) for n in report.notes) + "</sub>", ""]
-    return "\n".join(lines) + "\n"
+    # The one pass over everything that leaves: log text, names and titles are untrusted.
+    return shown_document("\n".join(lines) + "\n")

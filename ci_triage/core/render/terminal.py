@@ -18,6 +18,7 @@ from ci_triage.core.render.common import (
     rerun_text,
     who,
 )
+from ci_triage.core.text import shown
 from ci_triage.model import Job, JobVerdict, PullReport, Verdict
 
 VERDICT_STYLE = {
@@ -28,6 +29,7 @@ VERDICT_STYLE = {
 }
 BAR_WIDTH = 48
 MAX_ROWS = 10
+MAX_ROOT_CAUSE_CHARS = 2000  # a log line can be 100 MB; wrapping it would take minutes
 
 
 def _bar(start: datetime | None, end: datetime | None, low: datetime, high: datetime, char: str) -> str:
@@ -56,8 +58,8 @@ def short_timeline(verdict: JobVerdict, jobs_by_id: dict[int, Job]) -> Table:
         is_failed_job = job.id == failed.id
         char = "█" if job.conclusion == "success" else "▓"
         style = "red" if job.failed else "green"
-        table.add_row("▶ this" if is_failed_job else pr_by_job.get(job.id, "?"), Text(_short_job(job.name)),
-                      Text(_short_runner(job)), Text(_bar(job.started_at, job.completed_at, low, high, char), style=style))
+        table.add_row("▶ this" if is_failed_job else pr_by_job.get(job.id, "?"), Text(shown(_short_job(job.name))),
+                      Text(shown(_short_runner(job))), Text(_bar(job.started_at, job.completed_at, low, high, char), style=style))
     return table
 
 
@@ -88,48 +90,51 @@ def _job_panel(verdict: JobVerdict, jobs_by_id: dict[int, Job]) -> Panel:
     info = Table.grid(padding=(0, 1))
     info.add_column(style="dim")
     info.add_column()
-    category = Text(c.category)
+    category = Text(shown(c.category))
     if c.rule_id:
-        category.append(f"  (rule {c.rule_id})", style="dim")
+        category.append(f"  (rule {shown(c.rule_id)})", style="dim")
     info.add_row("category", category)
     if c.root_cause:
         info.add_row("root cause", Text(f"line {c.root_cause.line}"
-                                        + (f", step '{c.root_cause.step}'" if c.root_cause.step else "")))
-        info.add_row("", Text(c.root_cause.text.strip(), style="bold"))
+                                        + (f", step '{shown(c.root_cause.step)}'" if c.root_cause.step else "")))
+        info.add_row("", Text(shown(c.root_cause.text.strip(), MAX_ROOT_CAUSE_CHARS), style="bold"))
     if c.captures:
         info.add_row("captures",
-                     Text(", ".join(f"{k}={describe_capture(k, v)}" for k, v in sorted(c.captures.items()))))
-    info.add_row("ran", Text(f"{clock(job.started_at)}–{clock(job.completed_at)} UTC on {job.runner_name} "
-                             f"({', '.join(job.labels)}), {minutes(job.duration_s)}"))
-    info.add_row("job", Text(job.html_url, style="link " + job.html_url))
+                     Text(shown(", ".join(f"{k}={describe_capture(k, v)}" for k, v in sorted(c.captures.items())))))
+    info.add_row("ran", Text(shown(f"{clock(job.started_at)}–{clock(job.completed_at)} UTC on {job.runner_name} "
+                                   f"({', '.join(job.labels)}), {minutes(job.duration_s)}")))
+    url = shown(job.html_url)
+    # A link (OSC 8) only to a plain https address: the terminal shows its text, not its target.
+    plain = url.startswith("https://") and not any(c.isspace() for c in url)
+    info.add_row("job", Text(url, style=("link " + url) if plain else ""))
     if facts.overlapping_jobs:
         prs = ", ".join(f"#{n}" for n in facts.in_flight_prs) or "none"
         info.add_row("overlapping", f"{len(facts.overlapping_jobs)} job(s) of other runs; PRs in flight: {prs}")
     related = ", ".join(verdict.related_changed_files) or "none"
-    info.add_row("related files", Text(related + f"  ({verdict.relatedness.value})"))
+    info.add_row("related files", Text(shown(related) + f"  ({verdict.relatedness.value})"))
     parts.append(info)
     evidence = Table.grid(padding=(0, 1))
     evidence.add_column()
     evidence.add_column()
     for item in verdict.evidence:
         if item.kind != "root_cause":  # shown above
-            evidence.add_row("•", Text(item.text))
+            evidence.add_row("•", Text(shown(item.text)))
     parts.append(Text("evidence", style="dim"))
     parts.append(evidence)
     if facts.overlapping_jobs:
         parts.append(Text("timeline", style="dim"))
         parts.append(short_timeline(verdict, jobs_by_id))
-    return Panel(Group(*parts), title=Text(f"{job.name} · {facts.run.workflow_name}", style="bold"), title_align="left")
+    return Panel(Group(*parts), title=Text(shown(f"{job.name} · {facts.run.workflow_name}"), style="bold"), title_align="left")
 
 
 def render(report: PullReport) -> RenderableType:
     pull = report.pull
     title = Text()
     title.append(f"PR #{pull.number}", style="bold")
-    title.append(f" {pull.title}\n")  # Text.append takes no markup: a title with [brackets] stays as written
-    title.append(f"{report.repo} · head {pull.head_sha[:7]} · {len(report.changed_files)} changed file(s)",
+    title.append(f" {shown(pull.title)}\n")  # Text.append takes no markup: a title with [brackets] stays as written
+    title.append(f"{shown(report.repo)} · head {pull.head_sha[:7]} · {len(report.changed_files)} changed file(s)",
                  style="dim")
-    contracts = [Text(contract_line(job), style="green" if job.conclusion == "success" else "red")
+    contracts = [Text(shown(contract_line(job)), style="green" if job.conclusion == "success" else "red")
                  for job in report.contract_checks]
     if not report.failed_jobs:
         return Group(title, *contracts, Text("No failed jobs on the head commit.", style="green"))
@@ -140,11 +145,11 @@ def render(report: PullReport) -> RenderableType:
     summary.add_column("verdict")
     summary.add_column("rerun")
     for verdict in report.failed_jobs:
-        summary.add_row(Text(verdict.facts.job.name), Text(verdict.facts.run.workflow_name),
-                        verdict.facts.classification.category,
+        summary.add_row(Text(shown(verdict.facts.job.name)), Text(shown(verdict.facts.run.workflow_name)),
+                        Text(shown(verdict.facts.classification.category)),
                         Text(verdict.verdict.value, style=VERDICT_STYLE[verdict.verdict]),
                         "yes" if verdict.rerun_recommended else "no")
     jobs_by_id = {job.id: job for job in report.timeline_jobs}
     panels = [_job_panel(v, jobs_by_id) for v in report.failed_jobs]
-    notes = [Text(note, style="dim") for note in report.notes]
+    notes = [Text(shown(note), style="dim") for note in report.notes]
     return Group(title, *contracts, summary, *panels, *notes)
