@@ -46,6 +46,7 @@ from ci_triage.core.logs.logparse import (
 )
 from ci_triage.core.logs.rules import Rule, RuleSet
 from ci_triage.core.logs.scan import (  # noqa: F401 (CASE_PARTNERS, caseless_bytes_regex: tested here)
+    ANY_NEEDLE,
     CASE_PARTNERS,
     Needle,
     caseless_bytes_regex,
@@ -336,7 +337,10 @@ class Matcher:
     def _priorities(self, needles: frozenset[int]) -> tuple[int, ...]:
         known = self._priorities_of.get(needles)
         if known is None:
-            known = tuple(sorted({p for needle in needles for p in self.rules_of_needle[needle]}.union(self.always)))
+            if ANY_NEEDLE in needles:  # the scan stopped reporting this line's needles
+                known = self.all_rules
+            else:
+                known = tuple(sorted({p for needle in needles for p in self.rules_of_needle[needle]}.union(self.always)))
             self._priorities_of[needles] = known
         return known
 

@@ -3,7 +3,7 @@
 Hyperscan (`hyperscan` wheels bundle Intel Hyperscan on x86_64 and Vectorscan on aarch64 and
 macOS) when it imports, else `bytes.find` per needle, which is slower with many rules but finds
 the same lines. Both take (data, lo, hi) over bytes or an mmap and give (offset, needle index)
-hits, the offset on the line that holds the needle.
+hits, the offset on the line that holds the needle (index ANY_NEEDLE: that line may hold any).
 """
 
 from __future__ import annotations
@@ -14,6 +14,9 @@ from collections.abc import Sequence
 Needle = tuple[str, bool]  # (literal text, case-insensitive)
 
 _HITS_PER_LINE = 16  # beyond this, a line's further needle hits are skipped (it is a candidate already)
+# The needle index of a hit that stands for "this line's needles were not all reported": the line
+# is checked against every rule, since the skipped hits may have been any needle.
+ANY_NEEDLE = -1
 # ASCII letters that `re.IGNORECASE` (str patterns) also matches with non-ASCII characters; the
 # test suite re-derives this table from every code point.
 CASE_PARTNERS = {"i": "\u0130\u0131", "k": "\u212a", "s": "\u017f"}
@@ -97,6 +100,7 @@ class HyperscanScanner:
                 if offset < line_end:
                     same_line += 1
                     if same_line > _HITS_PER_LINE:  # a line full of needles: go on after it
+                        found.append((offset, ANY_NEEDLE))
                         resume = line_end + 1
                         return True
                 else:
