@@ -4,18 +4,10 @@ segments, grouped searches and per-group selections over numpy arrays."""
 from __future__ import annotations
 
 import math
-from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
 MISSING = np.iinfo(np.int64).min  # a start or end that GitHub did not report
-NO_CODE = -1  # no PR, no host, no conclusion
-# Codes of the conclusion column; from_jobs appends any conclusion GitHub adds later.
-CONCLUSIONS = ("success", "failure", "timed_out", "startup_failure", "cancelled", "skipped", "neutral",
-               "action_required", "stale")
-SUCCESS = 0
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_MICROSECOND = timedelta(microseconds=1)
 _INT64_MAX = np.iinfo(np.int64).max
 
 
