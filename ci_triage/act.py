@@ -23,6 +23,7 @@ from ci_triage.core.decide.comment_state import (
     find_sticky,
     parse_comment,
 )
+from ci_triage.core.decide.refusals import may_answer_refusal, refusal_reply
 from ci_triage.core.decide.rerun import RerunPlan, plan_reruns
 from ci_triage.core.github.convert import run_from_payload
 from ci_triage.core.github.events import CommentEvent, parse_rerun_command
@@ -111,7 +112,7 @@ class Actor:
         repo, number = event.repo, event.issue_number
         outcome = Outcome(repo, number)
         command = parse_rerun_command(event.comment_body)
-        if command is None or not event.is_pull_request or event.action != "created":
+        if command is None or not event.is_pull_request or event.action != "created" or event.by_bot:
             outcome.notes.append("Not a /rerun command on a pull request: nothing to do.")
             return outcome
         role = "author" if event.commenter == event.issue_author else None
@@ -120,11 +121,11 @@ class Actor:
         if role is None and not maintainer:
             self.store.audit(repo, "rerun_refused", f"pr:{number}", {"by": event.commenter, "permission": permission})
             outcome.notes.append(f"@{event.commenter} may not ask for reruns on this pull request.")
-            if apply:
-                self.writer.create_comment(repo, number, (
+            if apply and may_answer_refusal(self.writer.comments(repo, number), event.commenter, self.clock()):
+                self.writer.create_comment(repo, number, refusal_reply(event.commenter, (
                     f"@{event.commenter}, thanks for looking into this. Only the pull request's author or "
                     "someone with write access to the repository can ask ci-triage to rerun jobs, so nothing "
-                    "was rerun."))
+                    "was rerun.")))
             return outcome
         if command.force and not maintainer:
             outcome.notes.append("--force is for maintainers; rerunning only the jobs whose verdict is infra_flake.")
@@ -136,8 +137,9 @@ class Actor:
         if state.in_cooldown(now, BOT_COOLDOWN):
             outcome.notes.append(f"A /rerun ran less than {int(BOT_COOLDOWN.total_seconds() // 60)} minutes ago on "
                                  "this pull request; try again after the reruns have finished.")
-            if apply:
-                self.writer.create_comment(repo, number, f"@{event.commenter}, {outcome.notes[-1]}")
+            if apply and may_answer_refusal(self.writer.comments(repo, number), event.commenter, self.clock()):
+                self.writer.create_comment(repo, number, refusal_reply(event.commenter,
+                                                                       f"@{event.commenter}, {outcome.notes[-1]}"))
             return outcome
         report = self.triage.report(repo, number)
         outcome.report = report

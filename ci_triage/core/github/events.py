@@ -52,6 +52,18 @@ class CommentEvent:
     commenter: str
     author_association: str  # OWNER, MEMBER, COLLABORATOR, CONTRIBUTOR, ... (a hint, not a permission)
     issue_author: str
+    commenter_type: str = "User"  # comment.user.type: "User", "Bot" or "Organization"
+
+    @property
+    def by_bot(self) -> bool:
+        return is_bot(self.commenter, self.commenter_type)
+
+
+def is_bot(login: str, user_type: str | None = None) -> bool:
+    """A GitHub App or bot account: `user.type == "Bot"`, or a login ending `[bot]` (how GitHub names
+    App accounts). A bot's comment never starts a rerun, even one with write permission: a bot that
+    echoes text (a CI summary quoting a log, another triage tool) must not loop into ours."""
+    return user_type == "Bot" or login.lower().endswith("[bot]")
 
 
 @dataclass(frozen=True)
@@ -132,6 +144,12 @@ def parse_workflow_run(payload: Any) -> WorkflowRunEvent:
         raise UsageError(f"not a workflow_run event: {problem}") from None
 
 
+def _user_type(comment: Any) -> str:
+    user = comment.get("user") if isinstance(comment, dict) else None
+    value = user.get("type") if isinstance(user, dict) else None
+    return value if isinstance(value, str) else "User"
+
+
 def parse_issue_comment(payload: Any) -> CommentEvent:
     try:
         issue = _get(payload, "issue")
@@ -149,6 +167,7 @@ def parse_issue_comment(payload: Any) -> CommentEvent:
             commenter=_str(comment, "user.login"),
             author_association=_str(comment, "author_association"),
             issue_author=_str(issue, "user.login"),
+            commenter_type=_user_type(comment),
         )
     except _Malformed as problem:
         raise UsageError(f"not an issue_comment event: {problem}") from None
@@ -174,16 +193,22 @@ _COMMAND = re.compile(r"/rerun(?P<args>(?:[ \t]+\S+)*)[ \t]*", re.IGNORECASE)
 def parse_rerun_command(body: str | None) -> RerunCommand | None:
     """`/rerun` or `/rerun --force` as the comment's first line, else None.
 
-    Leading blank lines and surrounding spaces are tolerated and CRLF is a newline; more lines may follow
-    (an explanation). A quoted line (`> /rerun`, from a reply) is not a command, and neither is `/rerunx`,
-    `/rerun please` or a command in the middle of a comment. Case-insensitive, like the workflow's
-    `startsWith()` filter.
+    Leading blank lines and a few spaces of indent are tolerated and CRLF is a newline; more lines may
+    follow (an explanation). Text that shows a command rather than giving one is not a command: a quoted
+    line (`> /rerun`, from a reply), an indented code block (4 or more spaces, or a tab, before it:
+    CommonMark 0.31.2 section 4.4) and a fenced code block (``` or ~~~, section 4.5). Neither is
+    `/rerunx`, `/rerun please` or a command in the middle of a comment. Case-insensitive, like the
+    workflow's `startsWith()` filter.
     """
     if not body:
         return None
-    first = next((line.strip() for line in body.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-                  if line.strip()), "")
-    if len(first) > MAX_COMMAND_LINE:
+    raw = next((line for line in body.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+                if line.strip()), "")
+    indent = raw[: len(raw) - len(raw.lstrip(" \t"))]
+    if "\t" in indent or len(indent) >= 4:  # an indented code block, shown in the comment as code
+        return None
+    first = raw.strip().lstrip("\ufeff")
+    if len(first) > MAX_COMMAND_LINE or first.startswith((">", "```", "~~~")):
         return None
     match = _COMMAND.fullmatch(first)
     if not match:
