@@ -144,10 +144,10 @@ def _safetensors_tensors(file: Path, choose: Callable[[list[str]], dict[str, str
     from safetensors import safe_open
 
     header_length, header = read_safetensors_header(file)  # a clear message for truncated or foreign files
+    chosen = choose(sorted(key for key in header if key != "__metadata__"))
+    for key in chosen.values():  # before the library maps or copies anything
+        _check_safetensors_entry(file, key, header.get(key), file.stat().st_size - 8 - header_length)
     with safe_open(str(file), framework="numpy") as handle:
-        chosen = choose(list(handle.keys()))
-        for key in chosen.values():
-            _check_safetensors_entry(file, key, header.get(key), file.stat().st_size - 8 - header_length)
         return {short: (key, handle.get_tensor(key)) for short, key in chosen.items()}
 
 
