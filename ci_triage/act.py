@@ -20,12 +20,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from ci_triage.core.decide.comment_state import (
-    CommentState,
-    RerunRecord,
-    find_sticky,
-    parse_comment,
-)
 from ci_triage.core.decide.actions import (
     authorize,
     cooldown_refusal,
@@ -36,6 +30,13 @@ from ci_triage.core.decide.actions import (
     rerun_reply,
     screen_comment,
 )
+from ci_triage.core.decide.comment_state import (
+    CommentState,
+    RerunRecord,
+    find_sticky,
+    parse_comment,
+)
+from ci_triage.core.decide.refusals import may_answer_refusal, refusal_reply
 from ci_triage.core.decide.rerun import RerunPlan, plan_reruns
 from ci_triage.core.github.convert import run_from_payload
 from ci_triage.core.github.events import CommentEvent
@@ -45,7 +46,6 @@ from ci_triage.errors import Forbidden, GitHubError
 from ci_triage.github.writer import GitHubWriter
 from ci_triage.model import PullReport, Run
 from ci_triage.service import Triage
-
 
 
 @dataclass
@@ -124,8 +124,10 @@ class Actor:
         outcome.notes.extend(authorization.notes)
         if not authorization.allowed:
             self.store.audit(repo, "rerun_refused", f"pr:{number}", authorization.audit or {"by": commenter})
-            if apply and authorization.reply:
-                self.writer.create_comment(repo, number, authorization.reply)
+            # A refusal is answered once per user per cooldown: a flood of /rerun gets one reply.
+            if apply and authorization.reply and may_answer_refusal(self.writer.comments(repo, number), commenter,
+                                                                   self.clock()):
+                self.writer.create_comment(repo, number, refusal_reply(commenter, authorization.reply))
             return outcome
         if apply:
             self.writer.react(repo, event.comment_id, "eyes")

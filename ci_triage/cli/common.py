@@ -149,16 +149,28 @@ ApplyOption = Annotated[bool, typer.Option("--apply", help="Act: rerun and write
                                                           "only print the plan.")]
 
 
+def read_small_text(path: Path, what: str) -> str:
+    """A config or rule file's text, refused before reading when it is bigger than any real one."""
+    from ci_triage.core.limits import size_problem
+    from ci_triage.errors import ConfigError
+
+    try:
+        too_big = size_problem(path.stat().st_size)
+        if too_big:
+            raise ConfigError(f"{what} {path} {too_big}")
+        return path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{what} {path} is not UTF-8 text (byte {exc.start})") from None
+
+
 def local_config(path: Path | None) -> Any:
     if path is None:
         return None
     from ci_triage.core.config.repo_config import parse_repo_config
 
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"cannot read config file {path}: {exc.strerror or exc}") from None
-    return parse_repo_config(text, origin=str(path))
+    return parse_repo_config(read_small_text(path, "config file"), origin=str(path))
 
 
 @contextlib.contextmanager
@@ -228,10 +240,12 @@ def read_event(path: Path, expected: type, name: str) -> Any:
 
 
 def load_rules(file: Path) -> Any:
+    from ci_triage.core.limits import toml_problem
     from ci_triage.core.logs.rules import parse_rules
+    from ci_triage.errors import ConfigError
 
-    try:
-        text = file.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"cannot read rule file {file}: {exc.strerror or exc}") from None
+    text = read_small_text(file, "rule file")
+    problem = toml_problem(text)  # before tomllib, which is quadratic in dotted-key parts
+    if problem:
+        raise ConfigError(f"{file}: {problem}")
     return parse_rules(text, origin=str(file))

@@ -26,7 +26,12 @@ def register(app: typer.Typer) -> None:
 def _read_text(path: Path, what: str) -> str:
     from ci_triage.errors import ConfigError, UsageError
 
+    from ci_triage.core.limits import size_problem
+
     try:
+        too_big = size_problem(path.stat().st_size)  # before reading: the file may be any size
+        if too_big:
+            raise ConfigError(f"{path}: {too_big}")
         raw = path.read_bytes()
     except FileNotFoundError:
         raise UsageError(f"no {what} at {path}") from None

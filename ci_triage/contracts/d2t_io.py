@@ -25,7 +25,7 @@ import numpy as np
 
 from ci_triage.contracts.d2t import VocabMapping
 from ci_triage.contracts.d2t_engines import CheckpointFacts
-from ci_triage.contracts.torch_archive import TorchArchiveError, load_tensors
+from ci_triage.contracts.torch_archive import TorchArchiveError, declared_size_problem, load_tensors
 
 CONFIG_NAME = "config.json"
 SINGLE_FILE_NAME = "model.safetensors"
@@ -143,10 +143,36 @@ def _safetensors_tensors(file: Path, choose: Callable[[list[str]], dict[str, str
     """{short name: (full key, array)} for the keys ``choose`` picks; others stay undecoded."""
     from safetensors import safe_open
 
-    read_safetensors_header(file)  # a clear message for truncated or foreign files
+    header_length, header = read_safetensors_header(file)  # a clear message for truncated or foreign files
+    chosen = choose(sorted(key for key in header if key != "__metadata__"))
+    for key in chosen.values():  # before the library maps or copies anything
+        _check_safetensors_entry(file, key, header.get(key), file.stat().st_size - 8 - header_length)
     with safe_open(str(file), framework="numpy") as handle:
-        chosen = choose(list(handle.keys()))
         return {short: (key, handle.get_tensor(key)) for short, key in chosen.items()}
+
+
+_DTYPE_BYTES = {"BOOL": 1, "U8": 1, "I8": 1, "F8_E4M3": 1, "F8_E5M2": 1, "U16": 2, "I16": 2, "F16": 2,
+                "BF16": 2, "U32": 4, "I32": 4, "F32": 4, "U64": 8, "I64": 8, "F64": 8}
+
+
+def _check_safetensors_entry(file: Path, key: str, entry: Any, data_bytes: int) -> None:
+    """A tensor's declared size (shape x dtype) is checked against its byte range, the file and the
+    memory budget before it is decoded."""
+    if not isinstance(entry, dict):
+        raise D2tInputError(f"{file}: tensor {key} has no header entry")
+    shape, offsets = entry.get("shape"), entry.get("data_offsets")
+    if not (isinstance(shape, list) and all(isinstance(n, int) and n >= 0 for n in shape)
+            and isinstance(offsets, list) and len(offsets) == 2
+            and all(isinstance(o, int) and o >= 0 for o in offsets) and offsets[0] <= offsets[1]):
+        raise D2tInputError(f"{file}: tensor {key} has a malformed shape or data_offsets")
+    declared = _DTYPE_BYTES.get(str(entry.get("dtype")), 8)
+    for n in shape:
+        declared *= n
+    problem = declared_size_problem(f"tensor {key}", declared, data_bytes - offsets[0])
+    if problem is None and declared != offsets[1] - offsets[0]:
+        problem = f"tensor {key} declares {declared:,} bytes but its data_offsets span {offsets[1] - offsets[0]:,}"
+    if problem:
+        raise D2tInputError(f"{file}: {problem}")
 
 
 def _torch_tensors(file: Path, choose: Callable[[list[str]], dict[str, str]]
@@ -393,9 +419,39 @@ def _load_sharded(
     return tensors
 
 
+def _npz_declared_bytes(file: Path, wanted: Iterable[str]) -> None:
+    """Refuse arrays whose .npy header declares more than the zip entry holds or the budget allows,
+    before numpy allocates them (a compressed entry of a few KB can declare gigabytes)."""
+    import zipfile
+
+    from numpy.lib import format as npy
+
+    try:
+        archive = zipfile.ZipFile(file)
+    except (zipfile.BadZipFile, OSError):
+        return  # np.load says what is wrong with it
+    with archive:
+        for name in wanted:
+            try:
+                info = archive.getinfo(name + ".npy")
+                with archive.open(info) as stream:
+                    version = npy.read_magic(stream)
+                    read = npy.read_array_header_1_0 if version == (1, 0) else npy.read_array_header_2_0
+                    shape, _, dtype = read(stream, max_header_size=100_000)
+            except (KeyError, ValueError, OSError, zipfile.BadZipFile):
+                continue  # np.load reports it
+            declared = int(np.prod(shape, dtype=object)) * dtype.itemsize
+            problem = declared_size_problem(f"array {name}", declared, info.file_size)
+            if problem:
+                raise D2tInputError(f"{file}: {problem}")
+
+
 def _load_npz(file: Path, overrides: SizeOverrides) -> LoadedMapping:
     with np.load(file, allow_pickle=False) as archive:
-        names = list(archive.files)
+        # Only the arrays a mapping uses are decoded, each after its declared size is checked.
+        names = [n for n in archive.files if n in ("vocab_size", "draft_vocab_size")
+                 or n in _mapping_keys(list(archive.files)).values()]
+        _npz_declared_bytes(file, names)
         arrays = {name: archive[name] for name in names}
     tensors = {short: (TensorLocation(file, key), arrays[key])
                for short, key in _mapping_keys(names).items()}

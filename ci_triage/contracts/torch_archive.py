@@ -44,6 +44,20 @@ STORAGE_DTYPES: dict[str, str | None] = {
 
 # A state dict's pickle is small (names and shapes); a larger one is not a checkpoint we read.
 _MAX_PICKLE_BYTES = 64 * 1024 * 1024
+# The most one mapping tensor may take decoded. A d2t or t2d has one int64 per vocabulary entry: a
+# 262,144-token vocabulary is 2 MiB, so 256 MiB (33 million tokens) is generous; a checkpoint that
+# declares more is refused before anything is decoded (a declared 3 GB tensor once took 6.6 GB RSS).
+MAX_TENSOR_BYTES = 256 * 1024 * 1024
+
+
+def declared_size_problem(what: str, declared: int, stored: int | None) -> str | None:
+    """Why a tensor of `declared` bytes is not decoded: over the budget, or more than the file holds."""
+    if declared > MAX_TENSOR_BYTES:
+        return (f"{what} declares {declared:,} bytes; a d2t/t2d mapping is refused above "
+                f"{MAX_TENSOR_BYTES:,} bytes")
+    if stored is not None and declared > stored:
+        return f"{what} declares {declared:,} bytes but the file holds {stored:,} for it"
+    return None
 
 
 class TorchArchiveError(Exception):
@@ -137,9 +151,16 @@ class TorchArchive:
             dtype = dtype.newbyteorder(">")
         record = f"{self.record_prefix}data/{ref.storage.key}"
         try:
-            raw = self._zip.read(record)
+            info = self._zip.getinfo(record)
         except KeyError:
             raise TorchArchiveError(f"{self.file}: storage record {record} is missing") from None
+        # Checked before reading: the record's size is declared twice (numel, and the zip entry's
+        # uncompressed size, which a compressed entry can inflate to anything).
+        problem = declared_size_problem(f"storage record {record}", ref.storage.numel * dtype.itemsize,
+                                        None)
+        if problem or info.file_size != ref.storage.numel * dtype.itemsize:
+            raise TorchArchiveError(f"{self.file}: {problem or f'storage record {record} has the wrong size'}")
+        raw = self._zip.read(info)
         if len(raw) != ref.storage.numel * dtype.itemsize:
             raise TorchArchiveError(f"{self.file}: storage record {record} has the wrong size")
         flat = np.frombuffer(raw, dtype=dtype, count=ref.storage.numel)

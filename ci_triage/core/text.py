@@ -27,7 +27,9 @@ def clip(text: str, limit: int) -> str:
 _SEQUENCE = re.compile(
     r"(?:\x1b\[|\x9b)[0-?]{0,64}[ -/]{0,8}[@-~]"  # CSI: colours, cursor moves, erase
     r"|(?:\x1b[\]P_^X]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c]{0,4096}(?:\x07|\x1b\\|\x9c)"  # OSC DCS SOS PM APC
-    r"|\x1b[ -/]{0,4}[0-~]"  # other escape sequences (charset selection, keypad modes, RIS)
+    # other escape sequences (charset selection, keypad modes, RIS); not the introducers above, so an
+    # unterminated OSC keeps its visible ESC
+    r"|\x1b[ -/]{0,4}[0-OQ-WYZ\\`a-~]"
 )
 _BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
 

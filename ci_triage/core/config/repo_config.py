@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ci_triage.core import limits
 from ci_triage.core.categories import CATEGORIES, NEVER_RETRYABLE
 from ci_triage.core.decide.policy import OutageGuard, Policy
 from ci_triage.core.evidence.globs import path_matches
@@ -185,6 +186,9 @@ class _Reader:
 def parse_repo_config(text: str, origin: str = DEFAULT_PATH) -> RepoConfig:
     """TOML text -> RepoConfig. Raises ConfigError (and nothing else) on any problem."""
     reader = _Reader(origin)
+    problem = limits.toml_problem(text)  # before tomllib, which is quadratic in dotted-key parts
+    if problem:
+        raise reader.error("", problem, "A ci-triage config is a few kilobytes of flat tables.")
     try:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -268,6 +272,9 @@ def _host_pattern(reader: _Reader, table: Mapping[str, Any]) -> str | None:
     source = reader.string(table, "host_pattern", "runners")
     if source is None:
         return None
+    too_long = limits.pattern_problem(source)
+    if too_long:
+        raise reader.error("runners.host_pattern", too_long)
     try:
         compiled = re.compile(source)
     except (re.error, OverflowError, RecursionError, ValueError) as exc:

@@ -90,7 +90,7 @@ def screen_comment(event: CommentEvent) -> Screening:
         return Screening(None, "Not a /rerun command on a pull request: nothing to do.")
     if event.commenter is None:
         return Screening(None, "The /rerun comment's author was deleted (GitHub shows a ghost): nothing to do.")
-    if event.commenter_type == "Bot":
+    if event.by_bot:  # `user.type == "Bot"` or a `[bot]` login
         # A bot's words are not a person's request, and answering one can start a loop between bots.
         return Screening(None, f"@{event.commenter} is a bot; ci-triage takes /rerun from people only.")
     return Screening(command)

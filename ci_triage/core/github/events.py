@@ -53,7 +53,18 @@ class CommentEvent:
     commenter: str | None  # None when the account was deleted (GitHub sends `user: null`)
     author_association: str  # OWNER, MEMBER, COLLABORATOR, CONTRIBUTOR, ... (a hint, not a permission)
     issue_author: str | None  # None when the PR's author deleted their account
-    commenter_type: str = "User"  # `user.type`: User, Bot or Organization
+    commenter_type: str = "User"  # comment.user.type: "User", "Bot" or "Organization"
+
+    @property
+    def by_bot(self) -> bool:
+        return self.commenter is not None and is_bot(self.commenter, self.commenter_type)
+
+
+def is_bot(login: str, user_type: str | None = None) -> bool:
+    """A GitHub App or bot account: `user.type == "Bot"`, or a login ending `[bot]` (how GitHub names
+    App accounts). A bot's comment never starts a rerun, even one with write permission: a bot that
+    echoes text (a CI summary quoting a log, another triage tool) must not loop into ours."""
+    return user_type == "Bot" or login.lower().endswith("[bot]")
 
 
 @dataclass(frozen=True)
@@ -180,16 +191,22 @@ _COMMAND = re.compile(r"/rerun(?P<args>(?:[ \t]+\S+)*)[ \t]*", re.IGNORECASE)
 def parse_rerun_command(body: str | None) -> RerunCommand | None:
     """`/rerun` or `/rerun --force` as the comment's first line, else None.
 
-    Leading blank lines and surrounding spaces are tolerated and CRLF is a newline; more lines may follow
-    (an explanation). A quoted line (`> /rerun`, from a reply) is not a command, and neither is `/rerunx`,
-    `/rerun please` or a command in the middle of a comment. Case-insensitive, like the workflow's
-    `startsWith()` filter.
+    Leading blank lines and a few spaces of indent are tolerated and CRLF is a newline; more lines may
+    follow (an explanation). Text that shows a command rather than giving one is not a command: a quoted
+    line (`> /rerun`, from a reply), an indented code block (4 or more spaces, or a tab, before it:
+    CommonMark 0.31.2 section 4.4) and a fenced code block (``` or ~~~, section 4.5). Neither is
+    `/rerunx`, `/rerun please` or a command in the middle of a comment. Case-insensitive, like the
+    workflow's `startsWith()` filter.
     """
     if not body:
         return None
-    first = next((line.strip() for line in body.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-                  if line.strip()), "")
-    if len(first) > MAX_COMMAND_LINE:
+    raw = next((line for line in body.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+                if line.strip()), "")
+    indent = raw[: len(raw) - len(raw.lstrip(" \t"))]
+    if "\t" in indent or len(indent) >= 4:  # an indented code block, shown in the comment as code
+        return None
+    first = raw.strip().lstrip("\ufeff")
+    if len(first) > MAX_COMMAND_LINE or first.startswith((">", "```", "~~~")):
         return None
     match = _COMMAND.fullmatch(first)
     if not match:
