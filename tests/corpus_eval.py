@@ -12,7 +12,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from ci_triage.core.categories import CATEGORIES
+from ci_triage.core.categories import CATEGORIES, NEVER_RETRYABLE
 from ci_triage.core.logs.classify import classify
 from ci_triage.core.logs.matcher import relevant_lines
 from ci_triage.core.logs.rules import RuleSet, builtin_rules
@@ -20,11 +20,11 @@ from ci_triage.model import Classification
 
 CORPUS = Path(__file__).parent / "corpus"
 SPLITS = ("tune", "test")
-# Categories the corpus labels; those the classifier does not know yet simply count as misses.
-LABEL_CATEGORIES = tuple(dict.fromkeys((*CATEGORIES, "host_oom", "dependency", "compile_error", "lint_failure")))
+# The corpus labels with the classifier's own categories.
+LABEL_CATEGORIES = CATEGORIES
 # Failures of the code: an excerpt of these called retryable would waste a runner on a rerun that
 # cannot pass. A dependency failure is the exception only when the package index was unreachable.
-CODE_CATEGORIES = frozenset({"test_failure", "import_error", "compile_error", "lint_failure", "dependency"})
+CODE_CATEGORIES = NEVER_RETRYABLE
 
 
 @dataclass(frozen=True)

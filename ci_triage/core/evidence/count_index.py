@@ -9,13 +9,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ci_triage.core.evidence.frame_arrays import _INT64_MAX
 from ci_triage.core.evidence.timeline_frame import (
     MISSING,
     JobFrame,
     _baselines,
 )
-
-_INT64_MAX = np.iinfo(np.int64).max
 
 
 def _dense(*columns: np.ndarray) -> tuple[np.ndarray, int]:

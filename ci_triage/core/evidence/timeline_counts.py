@@ -43,6 +43,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ci_triage.core.evidence.count_index import (  # noqa: F401
+    _count_below,
+    _dense,
+    _Index,
+    _running_max,
+    _Sorted,
+)
+from ci_triage.core.evidence.frame_arrays import _INT64_MAX
 from ci_triage.core.evidence.timeline_frame import (
     MISSING,
     Correlation,
@@ -56,15 +64,6 @@ from ci_triage.core.evidence.timeline_frame import (
     died_early_of,
 )
 from ci_triage.model import OverlappingJob
-
-_INT64_MAX = np.iinfo(np.int64).max
-from ci_triage.core.evidence.count_index import (  # noqa: F401
-    _count_below,
-    _dense,
-    _Index,
-    _running_max,
-    _Sorted,
-)
 
 
 @dataclass(frozen=True, eq=False)

@@ -39,6 +39,7 @@ import numpy as np
 import pandas as pd
 
 from ci_triage.core.evidence import timeline
+from ci_triage.core.evidence.frame_arrays import _INT64_MAX
 from ci_triage.model import (
     FAILED_CONCLUSIONS,
     DurationBaseline,
@@ -54,7 +55,6 @@ CONCLUSIONS = ("success", "failure", "timed_out", "startup_failure", "cancelled"
 SUCCESS = 0
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
-_INT64_MAX = np.iinfo(np.int64).max
 from ci_triage.core.evidence.frame_arrays import (  # noqa: F401
     MISSING,  # noqa: F401 - re-exported: part of the frame's contract
     _csr,
