@@ -30,7 +30,7 @@ CATEGORIES = (
 # `dependency` is here too: a resolver conflict, a pin that matches no distribution or a yanked wheel
 # is the change's (or the ecosystem's) doing and a rerun resolves the same way. When the package
 # index was unreachable, the log's network lines (DNS, reset, 5xx, read timeout) match the `network`
-# rules, which rank above the dependency rules in builtin.toml: that failure is classified `network`
+# rules, which rank above the dependency rules in the built-in rules: that failure is classified `network`
 # (retryable), so the evidence decides through the category, and this set stays one list.
 NEVER_RETRYABLE = frozenset({"test_failure", "import_error", "dependency", "compile_error", "lint_failure"})
 # Symbolic names of errnos that captures report (Linux values; torch's c10d prints them negated).

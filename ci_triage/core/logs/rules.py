@@ -192,8 +192,23 @@ def check_examples(rule_set: RuleSet) -> list[str]:
 
 @cache
 def builtin_rules() -> RuleSet:
-    text = resources.files("ci_triage.rules").joinpath("builtin.toml").read_text(encoding="utf-8")
-    return parse_rules(text, origin="built-in rules", trusted=True)
+    """The built-in rules: one file per family under ci_triage/rules/builtin/, loaded in name order.
+
+    Name order is priority order across files, as file order is within one.
+    """
+    folder = resources.files("ci_triage.rules").joinpath("builtin")
+    files = sorted((entry for entry in folder.iterdir() if entry.name.endswith(".toml")),
+                   key=lambda entry: entry.name)
+    parts = [parse_rules(entry.read_text(encoding="utf-8"), origin=f"built-in rules ({entry.name})",
+                         trusted=True) for entry in files]
+    rules = [rule for part in parts for rule in part.rules]
+    seen: set[str] = set()
+    for rule in rules:
+        if rule.id in seen:
+            raise ConfigError(f"built-in rules: rule id {rule.id!r} is defined twice")
+        seen.add(rule.id)
+    return RuleSet(version=max(part.version for part in parts),
+                   rules=tuple(replace(rule, priority=index) for index, rule in enumerate(rules)))
 
 
 def merge_rule_sets(base: RuleSet, extra: RuleSet) -> RuleSet:
