@@ -4,11 +4,12 @@
 
 Builds a replay case from the bundled demo case: the log of the PR's first failed job gets
 `--size-mb` of synthetic noise (benchmarks/classify_throughput.py's generator) in front of its own
-text, so the real failure stays at the end. The case is written (uncompressed JSON, streamed) to
-the work directory, never into the repository. Then it measures, with /usr/bin/time -v:
+text, so the real failure stays at the end. The case is written to the work directory (never into
+the repository) with that log in a file beside it, the way `record` keeps a log over 8 MiB. Then it
+measures, with /usr/bin/time -v:
 
 1. `ci-triage report --replay CASE N --format json`: the whole process, which includes the local
-   GitHub fake serving the case (it holds the case, so the log, in memory as text);
+   GitHub fake serving the case (it streams the big log from its file);
 2. `ci-triage report --repo R N --format json` against the same fake run in a separate process
    (GITHUB_API_URL pointed at it): ci-triage's own peak, download + store + classify.
 
@@ -58,14 +59,16 @@ def build_case(path: Path, pr: int, size: int) -> tuple[str, int]:
                and str(j["id"]) in case["logs"])
     key = str(job["id"])
     own = case["logs"][key]
-    case["logs"][key] = "@@BIG@@"
-    text = json.dumps(case)
-    before, after = text.split('"@@BIG@@"')
-    with open(path, "w", encoding="utf-8") as out:
-        out.write(before + '"')
+    # A big log lives beside the case (as `record` writes one): neither the case reader nor the
+    # fake holds it in memory, so the in-process figure is ci-triage's own.
+    folder = path.with_name(path.name + ".logs")
+    folder.mkdir(exist_ok=True)
+    with open(folder / f"{key}.log", "w", encoding="utf-8") as out:
         for piece in _padding(size):
-            out.write(json.dumps(piece)[1:-1])
-        out.write(json.dumps(own)[1:-1] + '"' + after)
+            out.write(piece)
+        out.write(own)
+    case["logs"][key] = {"file": f"{folder.name}/{key}.log"}
+    path.write_text(json.dumps(case), encoding="utf-8")
     return case["repository"]["full_name"], job["id"]
 
 
@@ -106,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     case_path = args.workdir / "big.case.json"
     started = time.perf_counter()
     repo, job_id = build_case(case_path, args.pr, int(args.size_mb * 1_000_000))
-    print(f"case: {case_path} ({case_path.stat().st_size / 1e6:.0f} MB), job {job_id}'s log padded by "
+    print(f"case: {case_path} ({case_path.stat().st_size / 1e6:.1f} MB + log file), job {job_id}'s log padded by "
           f"{args.size_mb:.0f} MB, built in {time.perf_counter() - started:.0f} s")
     env = {**os.environ, "CI_TRIAGE_STORE": str(args.workdir / "store.sqlite3")}
     cli = [sys.executable, "-m", "ci_triage"]

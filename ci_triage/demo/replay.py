@@ -18,6 +18,7 @@ import hashlib
 import json
 import re
 import secrets
+import shutil
 import socket
 import struct
 import threading
@@ -25,6 +26,7 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlencode, urlsplit
 
@@ -41,7 +43,7 @@ from ci_triage.demo.fake_http import (
     not_found,
 )
 from ci_triage.demo.fake_writes import Writes
-from ci_triage.github.case import API_BASE, WEB_BASE, validate_case
+from ci_triage.github.case import API_BASE, WEB_BASE, LogFile, validate_case
 
 DEFAULT_PER_PAGE = 30
 MAX_PER_PAGE = 100
@@ -169,9 +171,15 @@ class FakeGitHub(FaultInjection, Writes):
                     self.send_response(status)
                     for name, value in headers.items():
                         self.send_header(name, value)
-                    self.send_header("Content-Length", str(len(body)))
+                    self.send_header("Content-Length", str(body.stat().st_size if isinstance(body, Path)
+                                                           else len(body)))
                     self.end_headers()
-                    if method != "HEAD":
+                    if method == "HEAD":
+                        pass
+                    elif isinstance(body, Path):
+                        with open(body, "rb") as source:
+                            shutil.copyfileobj(source, self.wfile, 2**20)
+                    else:
                         self.wfile.write(body)
                 except OSError:  # the client gave up waiting (a delay fault) and closed its end
                     self.close_connection = True
@@ -208,7 +216,7 @@ class FakeGitHub(FaultInjection, Writes):
         return Handler
 
     def _dispatch(self, host: str, method: str, path: str, query: dict[str, list[str]],
-                  headers: dict[str, str], body: bytes, fault: Fault | None = None) -> tuple[int, dict[str, str], bytes]:
+                  headers: dict[str, str], body: bytes, fault: Fault | None = None) -> tuple[int, dict[str, str], bytes | Path]:
         try:
             if host == "logs":
                 return self._serve_log(path, query)
@@ -241,14 +249,17 @@ class FakeGitHub(FaultInjection, Writes):
         if given and given.split(" ", 1)[-1] != self.token:
             raise Response(401, {"message": "Bad credentials", "documentation_url": DOCS, "status": "401"})
 
-    def _serve_log(self, path: str, query: dict[str, list[str]]) -> tuple[int, dict[str, str], bytes]:
+    def _serve_log(self, path: str, query: dict[str, list[str]]) -> tuple[int, dict[str, str], bytes | Path]:
         found = re.fullmatch(r"/logs/(\d+)\.txt", path)
         job_id = int(found.group(1)) if found else None
         signature = (query.get("sig") or [""])[0]
         if job_id is None or self._log_tokens.get(signature) != job_id or job_id not in self.index.logs:
             # Azure blob storage's answer to a bad or expired signature.
             return 403, {"Content-Type": "application/xml"}, b"<Error><Code>AuthenticationFailed</Code></Error>"
-        return 200, {"Content-Type": "text/plain; charset=utf-8"}, self.index.logs[job_id].encode("utf-8")
+        log = self.index.logs[job_id]
+        # A log kept beside the case is streamed from its file by the handler, never held whole.
+        body = log.path if isinstance(log, LogFile) else log.encode("utf-8")
+        return 200, {"Content-Type": "text/plain; charset=utf-8"}, body
 
     # --- routes -------------------------------------------------------------------------------
     def _route(self, method: str, path: str, query: dict[str, list[str]], body: bytes = b"") -> tuple[Any, dict[str, str]]:
