@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import re
 
-from ci_triage.core.redact import redact
-
 
 def clip(text: str, limit: int) -> str:
     """At most `limit` characters; a cut is shown with an ellipsis, never silent."""
@@ -69,6 +67,8 @@ def shown(text: str, limit: int | None = None, *, keep_newlines: bool = False) -
 
     Clipping is for display only; matching and the rerun decision use the full original line.
     """
+    from ci_triage.core.redact import redact  # its patterns compile on first use, not at `--help`
+
     if limit is not None and len(text) > limit + _REDACT_MARGIN:
         text = text[: limit + _REDACT_MARGIN]
     text = redact(sanitize(text, keep_newlines=keep_newlines))
@@ -77,6 +77,8 @@ def shown(text: str, limit: int | None = None, *, keep_newlines: bool = False) -
 
 def shown_document(text: str) -> str:
     """A whole rendered document (Markdown, an output value) on its way out: newlines kept."""
+    from ci_triage.core.redact import redact
+
     return redact(sanitize(text, keep_newlines=True))
 
 
