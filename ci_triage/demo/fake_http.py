@@ -20,11 +20,28 @@ for writes, the decoded JSON body.
 from __future__ import annotations
 
 import re
+import shutil
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler
+from pathlib import Path
 from typing import Any
 
 DOCS = "https://docs.github.com/rest"
+
+
+def send_body(handler: BaseHTTPRequestHandler, body: bytes | Path, write: bool = True) -> None:
+    """Content-Length, the end of the headers, then the body; a file (a log kept beside its case)
+    is streamed, never read whole."""
+    handler.send_header("Content-Length", str(body.stat().st_size if isinstance(body, Path) else len(body)))
+    handler.end_headers()
+    if not write:
+        return
+    if isinstance(body, Path):
+        with open(body, "rb") as source:
+            shutil.copyfileobj(source, handler.wfile, 2**20)
+    else:
+        handler.wfile.write(body)
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,6 @@ import hashlib
 import json
 import re
 import secrets
-import shutil
 import socket
 import struct
 import threading
@@ -41,6 +40,7 @@ from ci_triage.demo.fake_http import (
     ServedRequest,
     error,
     not_found,
+    send_body,
 )
 from ci_triage.demo.fake_writes import Writes
 from ci_triage.github.case import API_BASE, WEB_BASE, LogFile, validate_case
@@ -171,16 +171,7 @@ class FakeGitHub(FaultInjection, Writes):
                     self.send_response(status)
                     for name, value in headers.items():
                         self.send_header(name, value)
-                    self.send_header("Content-Length", str(body.stat().st_size if isinstance(body, Path)
-                                                           else len(body)))
-                    self.end_headers()
-                    if method == "HEAD":
-                        pass
-                    elif isinstance(body, Path):
-                        with open(body, "rb") as source:
-                            shutil.copyfileobj(source, self.wfile, 2**20)
-                    else:
-                        self.wfile.write(body)
+                    send_body(self, body, method != "HEAD")
                 except OSError:  # the client gave up waiting (a delay fault) and closed its end
                     self.close_connection = True
 
