@@ -62,19 +62,9 @@ class Outcome:
     report: PullReport | None = None
 
     def as_dict(self) -> dict:
-        return {
-            "repo": self.repo,
-            "pr": self.pr,
-            "run_id": self.run_id,
-            "plans": [{"run_id": p.run_id, "attempt": p.attempt, "mode": p.mode, "job_ids": list(p.job_ids),
-                       "reasons": list(p.reasons), "missing": list(p.missing)} for p in self.plans],
-            "reruns": self.reruns,
-            "comment": self.comment,
-            "notes": self.notes,
-            "verdicts": [{"job_id": v.facts.job.id, "run_id": v.facts.run.id, "name": v.facts.job.name,
-                          "verdict": v.verdict.value, "rerun_recommended": v.rerun_recommended}
-                         for v in (self.report.failed_jobs if self.report else ())],
-        }
+        from ci_triage.core.render.json import outcome_dict
+
+        return outcome_dict(self)
 
 
 class Actor:

@@ -189,25 +189,18 @@ def actor_session(repo: str | None, demo: bool, replay: Path | None, store: Path
 
 
 def emit_outcome(outcome: Any, fmt: OutputFormat, actions: list[str]) -> None:
-    import json
-
     from ci_triage.core.render.actions_output import github_output, step_summary
-    from ci_triage.core.text import shown_tree
+    from ci_triage.core.render.json import document, outcome_dict, outcome_outputs
 
-    data = shown_tree(outcome.as_dict())  # the outputs and --format json leave the process: redacted
+    # The summary, the outputs and --format json leave the process: each passes the redactor.
     if os.environ.get("GITHUB_STEP_SUMMARY") and outcome.report is not None:
         with open(os.environ["GITHUB_STEP_SUMMARY"], "a", encoding="utf-8") as summary:
             summary.write(step_summary(outcome.report, actions))
     if os.environ.get("GITHUB_OUTPUT"):
         with open(os.environ["GITHUB_OUTPUT"], "a", encoding="utf-8") as output:
-            output.write(github_output({
-                "verdicts": json.dumps(data["verdicts"]),
-                "reruns": json.dumps(data["reruns"]),
-                "reran": "true" if data["reruns"] else "false",
-                "comment": data["comment"],
-            }))
+            output.write(github_output(outcome_outputs(outcome)))
     if fmt is OutputFormat.json:
-        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+        sys.stdout.write(document(outcome_dict(outcome)))
         return
     for line in actions:
         sys.stdout.write(f"{line}\n")

@@ -19,7 +19,7 @@ from ci_triage.cli.common import (
     boundary,
     load_rules,
 )
-from ci_triage.core.text import shown, shown_tree
+from ci_triage.core.text import shown
 from ci_triage.errors import UsageError
 
 MAX_CELL_CHARS = 500  # a table cell; rich wraps a 100 MB line for longer than anyone waits
@@ -78,25 +78,16 @@ def classify_files(
         import time
 
         from ci_triage.core.logs.budget import DEFAULT_BUDGET_S, classify_within
+        from ci_triage.core.render import json as json_contract
 
         rule_set = _rule_set(rules, no_builtin)
         results = []
         for path in map(Path, files):
             with mapped(path) as raw:
                 result = classify_within(raw, rule_set, seconds=DEFAULT_BUDGET_S, clock=time.monotonic)
-            root = result.root_cause
-            results.append({
-                "file": str(path),
-                "category": result.category,
-                "retryable": result.retryable,
-                "root_cause": {"line": root.line, "text": root.text, "step": root.step} if root else None,
-                "captures": dict(result.captures),
-                "fingerprint": result.fingerprint,
-            })
+            results.append(json_contract.classification_entry(str(path), result))
         if fmt is OutputFormat.json:
-            import json
-
-            sys.stdout.write(json.dumps(shown_tree(results), indent=2) + "\n")
+            sys.stdout.write(json_contract.document(results))
             return
         from rich.console import Console
         from rich.table import Table
@@ -127,10 +118,11 @@ def clusters(
             found = cluster(cache.failures(repo or os.environ.get("GITHUB_REPOSITORY") or None,
                                            None if category == "all" else category))
         if fmt is OutputFormat.json:
-            import json
             from dataclasses import asdict
 
-            sys.stdout.write(json.dumps(shown_tree([asdict(c) for c in found]), indent=2) + "\n")
+            from ci_triage.core.render.json import document
+
+            sys.stdout.write(document([asdict(c) for c in found]))
             return
         from rich.console import Console
         from rich.table import Table

@@ -7,7 +7,7 @@ Commands only orchestrate: load (d2t_io), check or repair (d2t), render, exit.
 
 from __future__ import annotations
 
-import json
+import sys
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
@@ -181,7 +181,9 @@ def check_command(
         else:
             typer.echo(render_report_text(loaded, report, engine.value))
     if output_format is OutputFormat.JSON:
-        typer.echo(json.dumps(json_entries, indent=2))
+        from ci_triage.core.render.json import document
+
+        sys.stdout.write(document(json_entries))
     raise typer.Exit(exit_code)
 
 

@@ -1,4 +1,9 @@
-"""The stable `--format json` contract of `ci-triage report`. Add fields; never rename or remove one."""
+"""The stable `--format json` contracts: `report`, `classify`, `clusters`, and the outcome of `triage`
+and `bot` (also their `$GITHUB_OUTPUT` values). Add fields; never rename or remove one.
+
+Every document leaves through `document()`: each string sanitised and redacted, since a consumer
+may print `root_cause.text` as it is.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +12,50 @@ from typing import Any
 
 from ci_triage.core.text import shown_tree
 from ci_triage.core.timefmt import iso
-from ci_triage.model import JobVerdict, PullReport
+from ci_triage.model import Classification, JobVerdict, PullReport, RootCause
 
 SCHEMA_VERSION = 1
+
+
+def document(value: Any) -> str:
+    """A JSON document as it leaves the process."""
+    return json.dumps(shown_tree(value), indent=2, sort_keys=False) + "\n"
+
+
+def root_cause_entry(root: RootCause | None) -> dict[str, Any] | None:
+    return {"line": root.line, "text": root.text, "step": root.step} if root else None
+
+
+def classification_entry(file: str, c: Classification) -> dict[str, Any]:
+    """One saved log as `classify --format json` lists it."""
+    return {"file": file, "category": c.category, "retryable": c.retryable,
+            "root_cause": root_cause_entry(c.root_cause), "captures": dict(c.captures),
+            "fingerprint": c.fingerprint}
+
+
+def outcome_dict(outcome: Any) -> dict[str, Any]:
+    """What `triage` and `bot` did (an act.Outcome): plans, reruns, the comment, notes, verdicts."""
+    report = outcome.report
+    return {
+        "repo": outcome.repo,
+        "pr": outcome.pr,
+        "run_id": outcome.run_id,
+        "plans": [{"run_id": p.run_id, "attempt": p.attempt, "mode": p.mode, "job_ids": list(p.job_ids),
+                   "reasons": list(p.reasons), "missing": list(p.missing)} for p in outcome.plans],
+        "reruns": outcome.reruns,
+        "comment": outcome.comment,
+        "notes": outcome.notes,
+        "verdicts": [{"job_id": v.facts.job.id, "run_id": v.facts.run.id, "name": v.facts.job.name,
+                      "verdict": v.verdict.value, "rerun_recommended": v.rerun_recommended}
+                     for v in (report.failed_jobs if report else ())],
+    }
+
+
+def outcome_outputs(outcome: Any) -> dict[str, str]:
+    """The step outputs of `triage` and `bot` (`$GITHUB_OUTPUT`), documented in docs/action.md."""
+    data = shown_tree(outcome_dict(outcome))
+    return {"verdicts": json.dumps(data["verdicts"]), "reruns": json.dumps(data["reruns"]),
+            "reran": "true" if data["reruns"] else "false", "comment": data["comment"]}
 
 
 def job_entry(verdict: JobVerdict) -> dict[str, Any]:
@@ -34,7 +80,7 @@ def job_entry(verdict: JobVerdict) -> dict[str, Any]:
         "retryable": c.retryable,
         "rule_id": c.rule_id,
         "root_cause_source": c.source,
-        "root_cause": {"line": root.line, "text": root.text, "step": root.step} if root else None,
+        "root_cause": root_cause_entry(root),
         "captures": dict(c.captures),
         "fingerprint": c.fingerprint,
         "frames": [{"path": f.path, "line": f.line, "function": f.function, "package": f.package}
@@ -88,5 +134,4 @@ def report_dict(report: PullReport) -> dict[str, Any]:
 
 
 def render(report: PullReport) -> str:
-    # Every string sanitised and redacted: a consumer may print `root_cause.text` as it is.
-    return json.dumps(shown_tree(report_dict(report)), indent=2, sort_keys=False) + "\n"
+    return document(report_dict(report))
