@@ -40,9 +40,10 @@ from ci_triage.core.decide.refusals import may_answer_refusal, refusal_reply
 from ci_triage.core.decide.rerun import RerunPlan, plan_reruns
 from ci_triage.core.github.convert import run_from_payload
 from ci_triage.core.github.events import CommentEvent
-from ci_triage.core.render.comment import needs_update, render_comment
+from ci_triage.core.render.comment import needs_update, render_comment, render_incomplete
 from ci_triage.core.timefmt import iso_seconds
 from ci_triage.errors import Forbidden, GitHubError
+from ci_triage.github.transport import over_budget
 from ci_triage.github.writer import GitHubWriter
 from ci_triage.model import PullReport, Run
 from ci_triage.service import Triage
@@ -88,7 +89,12 @@ class Actor:
         if outcome.pr is None:
             outcome.notes.append(f"Run {run_id} belongs to no open pull request: nothing to comment on or rerun.")
             return outcome
-        report = self.triage.report(repo, outcome.pr)
+        try:
+            report = self.triage.report(repo, outcome.pr)
+        except GitHubError as error:
+            if apply and over_budget(error):
+                self._report_incomplete(repo, outcome.pr, error)
+            raise
         outcome.report = report
         sticky, state = self._sticky(repo, outcome.pr)
         state = state.observe(report, iso_seconds(self.clock()))
@@ -147,6 +153,23 @@ class Actor:
         return outcome
 
     # --- carrying out ---------------------------------------------------------------------------
+    def _report_incomplete(self, repo: str, number: int, error: GitHubError) -> None:
+        """GitHub's limit outlasted the wait budget: say `needs_review` on the PR (rerun nothing), if
+        GitHub still takes a write; the budget is spent, so nothing here waits."""
+        try:
+            sticky, state = self._sticky(repo, number)
+            body = render_incomplete(number, state, error.message, generated_at=iso_seconds(self.clock()))
+            if sticky is None:
+                self.writer.create_comment(repo, number, body)
+            elif needs_update(sticky["body"], body):
+                self.writer.update_comment(repo, sticky["id"], body)
+            self.store.audit(repo, "comment_needs_review", f"pr:{number}", {"reason": error.message[:200]})
+            error.hint = "A needs_review comment says so on the PR; nothing was rerun. " \
+                         "Try again after the reset, or raise --max-wait."
+        except GitHubError:
+            error.hint = "Nothing was rerun, and GitHub refused the needs_review comment too; " \
+                         "try again after the reset, or raise --max-wait."
+
     def _sticky(self, repo: str, number: int) -> tuple[dict | None, CommentState]:
         sticky = find_sticky(self.writer.comments(repo, number))
         state = (parse_comment(sticky["body"]) if sticky else None) or CommentState()

@@ -52,8 +52,26 @@ def test_triage_apply_past_the_budget_reruns_nothing(live, demo_case) -> None:
     fake.inject_primary_limit("GET", r"/actions/jobs/\d+/logs$", 3600, times=99)
     result = run("triage", "--run-id", str(run_67["id"]), "--repo", DEMO_REPO, "--apply", "--max-wait", "60",
                  env={**env, "CI_TRIAGE_WRITE_INTERVAL": "0"})
-    assert "wait budget" in one_error_line(result)
+    line = one_error_line(result)
+    assert "wait budget" in line and "needs_review comment" in line
     assert not [r for r in fake.served(method="POST") if "rerun" in r.path]
+    # The PR hears it: one sticky comment saying needs_review, with the reason and nothing rerun.
+    posted = [r for r in fake.served(method="POST") if r.path.endswith("/comments")]
+    assert len(posted) == 1
+    body = posted[0].body["body"]
+    assert "<!-- ci-triage:sticky -->" in body and "`needs_review`" in body and "rate limit" in body
+
+
+def test_triage_past_the_budget_with_github_refusing_writes_too_says_so_in_one_line(live, demo_case) -> None:
+    fake, env = live
+    run_67 = next(r for r in demo_case["runs"] if r["conclusion"] == "failure"
+                  and r["head_sha"] == next(p for p in demo_case["pulls"] if p["number"] == 67)["head"]["sha"])
+    fake.inject_primary_limit("GET", r"/actions/jobs/\d+/logs$", 3600, times=99)
+    fake.inject_primary_limit("GET", r"/issues/\d+/comments$", 3600, times=99)
+    result = run("triage", "--run-id", str(run_67["id"]), "--repo", DEMO_REPO, "--apply", "--max-wait", "60",
+                 env={**env, "CI_TRIAGE_WRITE_INTERVAL": "0"})
+    assert "refused the needs_review comment" in one_error_line(result)
+    assert fake.served(method="POST") == [] and fake.served(method="PATCH") == []
 
 
 def test_report_on_truncated_json_is_never_an_internal_error(live) -> None:
@@ -118,3 +136,15 @@ def test_a_foreign_sqlite_store_is_left_alone(live, tmp_path) -> None:
     before = foreign.read_bytes()
     line = one_error_line(run("report", "--pr", "67", "--repo", DEMO_REPO, "--store", str(foreign), env=env))
     assert "not a ci-triage store" in line and foreign.read_bytes() == before
+
+
+def test_retry_messages_show_only_with_ci_triage_debug(live) -> None:
+    fake, env = live
+    fake.inject_secondary_limit("GET", r"/pulls/67$", 1, times=1)
+    quiet = run("report", "--pr", "67", "--repo", DEMO_REPO, "--format", "json", env=env)
+    assert quiet.returncode in (0, 10) and quiet.stderr == ""
+    fake.inject_secondary_limit("GET", r"/pulls/67$", 1, times=1)
+    loud = run("report", "--pr", "67", "--repo", DEMO_REPO, "--format", "json", env={**env, "CI_TRIAGE_DEBUG": "1"})
+    assert loud.returncode in (0, 10)
+    assert "ci-triage: debug:" in loud.stderr and "retrying in" in loud.stderr
+    assert "secret-token" not in loud.stderr

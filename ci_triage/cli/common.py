@@ -42,9 +42,25 @@ def fail(message: str, code: int) -> None:
     raise typer.Exit(code)
 
 
+def _debug_logging() -> None:
+    """CI_TRIAGE_DEBUG=1: ci-triage's own retry and write messages on stderr (already redacted where
+    they quote GitHub). PyGithub's logger stays silent: it would print request details."""
+    import logging
+
+    logger = logging.getLogger("ci_triage")
+    if not any(getattr(h, "ci_triage_debug", False) for h in logger.handlers):
+        handler = logging.StreamHandler(sys.stderr)
+        handler.ci_triage_debug = True  # type: ignore[attr-defined]
+        handler.setFormatter(logging.Formatter("ci-triage: debug: %(message)s"))
+        logger.addHandler(handler)
+        logger.setLevel(logging.DEBUG)
+
+
 @contextlib.contextmanager
 def boundary() -> Iterator[None]:
     """The one place errors become exit codes."""
+    if os.environ.get("CI_TRIAGE_DEBUG"):
+        _debug_logging()
     try:
         yield
     except TriageError as error:

@@ -212,3 +212,18 @@ def needs_update(old_body: str | None, new_body: str) -> bool:
         return True
     return "\n".join(_visible(old_body)).strip() != "\n".join(_visible(new_body)).strip()
 
+
+
+def render_incomplete(number: int, state: CommentState, reason: str, *, generated_at: str | None = None) -> str:
+    """The sticky comment when the triage stopped before it had every fact (GitHub's rate limit outlasted
+    the wait budget): `needs_review`, nothing rerun, the saved state kept for the next triage."""
+    lines = [MARKER, serialize_state(state.compacted()), f"## ci-triage: PR #{number}", "",
+             "**Verdict: `needs_review`.** ci-triage stopped before it had all the evidence, so it reran "
+             "nothing and cannot say whether this failure is the PR's or the runner's.", "",
+             f"> {escape(clip(' '.join(reason.split()), 1000))}", "",
+             "A maintainer can rerun the failed jobs by hand, or a later triage (the next failure, or "
+             "`/rerun` once GitHub's limit has reset) will fill this comment in.", ""]
+    lines += _state_history(state)
+    if generated_at:
+        lines.append(f"<sub>ci-triage · updated {_when(generated_at)}</sub> {VOLATILE}")
+    return shown_document("\n".join(lines) + "\n")
