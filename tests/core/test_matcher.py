@@ -195,3 +195,23 @@ def test_benchmark_script_runs_on_a_tiny_log():
     assert "ratio (ci-triage / grep throughput), in process:" in done.stdout
     assert "whole process" in done.stdout and "peak private memory" in done.stdout
     assert "port_in_use (torch-dist-eaddrinuse)" in done.stdout
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_long_line_windows_holding_needles_are_those_a_window_by_window_check_finds(seed):
+    """Jumping from needle to needle visits exactly the windows a check of every window would."""
+    import random
+
+    from ci_triage.core.logs.matcher import _windows_with_needles
+
+    rng = random.Random(seed)
+    needles = re.compile("FAILED |No space left")
+    parts = []
+    for _ in range(rng.randrange(1, 12)):
+        parts.append("x" * rng.randrange(0, 3 * WINDOW))
+        parts.append(rng.choice(["FAILED ", "No space left", "FAIL"]))
+    text = "".join(parts) + "y" * rng.randrange(WINDOW, 2 * WINDOW)
+    step = WINDOW // 2
+    expected = [(lo, min(lo + WINDOW, len(text))) for lo in range(0, max(len(text) - step, 1), step)
+                if needles.search(text, lo, min(lo + WINDOW, len(text)))]
+    assert list(_windows_with_needles(text, needles)) == expected

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from functools import lru_cache
 from re import (
     _constants as sre,  # the parser's node types; part of re since Python 3.11
@@ -281,6 +281,35 @@ def _window_match(rule: Rule, text: str, lo: int, hi: int) -> dict[str, str] | N
     return None
 
 
+def _windows_with_needles(text: str, needles: re.Pattern[str] | None) -> Iterator[tuple[int, int]]:
+    """The (lo, hi) windows of a long line, in order, that hold one of the rule's needles (all of
+    them when it has none). Found by jumping from needle to needle, so a rule whose needles are
+    absent costs one scan of the line, not one per window (a 10 MB line has ~5,000 windows)."""
+    step = WINDOW // 2
+    count = len(range(0, max(len(text) - step, 1), step))
+    if needles is None:
+        for index in range(count):
+            yield index * step, min(index * step + WINDOW, len(text))
+        return
+    done = -1
+    position = 0
+    while position < len(text):
+        hit = needles.search(text, position)
+        if hit is None:
+            return
+        home = min(hit.start() // step, count - 1)
+        # A needle starting in window `home`'s first half also lies in the window before it.
+        for index in (home - 1, home):
+            if index > done and index >= 0:
+                lo, hi = index * step, min(index * step + WINDOW, len(text))
+                if needles.search(text, lo, hi) is not None:  # the needle lies wholly inside
+                    yield lo, hi
+                done = index
+        if home >= count - 1:
+            return
+        position = (home + 1) * step
+
+
 class Matcher:
     def __init__(self, rule_set: RuleSet, engine: str = "auto") -> None:
         self.rule_set = rule_set
@@ -313,12 +342,10 @@ class Matcher:
                 captures = rule.match(text)
             else:
                 captures = None
-                for lo in range(0, max(len(text) - WINDOW // 2, 1), WINDOW // 2):
-                    hi = min(lo + WINDOW, len(text))
-                    if needles is None or needles.search(text, lo, hi) is not None:
-                        captures = _window_match(rule, text, lo, hi)
-                        if captures is not None:
-                            break
+                for lo, hi in _windows_with_needles(text, needles):
+                    captures = _window_match(rule, text, lo, hi)
+                    if captures is not None:
+                        break
             if captures is not None:
                 # A rule past its bound still wins the line (a lower-priority rule must not take it).
                 return (rule, captures) if keep.wants(rule) else None
