@@ -39,6 +39,7 @@ from ci_triage.core.decide.triage import (
 )
 from ci_triage.core.logs.annotations import classify_annotations
 from ci_triage.core.logs.budget import DEFAULT_BUDGET_S, classify_within
+from ci_triage.core.logs.job_limits import timeout_minutes
 from ci_triage.core.logs.rules import (
     RuleSet,
     builtin_rules,
@@ -182,7 +183,8 @@ class Triage:
         pull_heads = {p["head"]["sha"]: p["number"] for p in self.client.pulls(repo)} if unresolved else {}
         facts = replace(facts, logs=logs, window_runs=window_runs, window_jobs=tuple(window_jobs),
                         pull_heads=pull_heads,
-                        workflow_paths=self._workflow_paths(repo, {run.workflow_path for run, _ in failed}, runs))
+                        workflow_paths=self._workflow_paths(repo, {run.workflow_path for run, _ in failed}, runs),
+                        timeout_limits=self._timeout_limits(repo, failed))
         facts = replace(facts, successful_jobs={workflow_id: tuple(self._successful_jobs(repo, workflow_id))
                                                 for workflow_id in sorted(needs_successful_jobs(facts))})
 
@@ -224,6 +226,22 @@ class Triage:
             if text is not None and path in ids:
                 found[ids[path]] = pull_request_paths(workflow_yaml.parse(text))
         return found
+
+    def _timeout_limits(self, repo: str, failed: list[tuple[Run, Job]]) -> dict[int, float | None]:
+        """`timeout-minutes` of each failed job, read from its workflow file at the run's head commit:
+        the limit that applied is the one the PR ran with, not the default branch's."""
+        documents: dict[tuple[str, str], object] = {}
+        limits: dict[int, float | None] = {}
+        for run, job in failed:
+            if not run.workflow_path:
+                continue
+            key = (run.workflow_path, run.head_sha)
+            if key not in documents:
+                text = self.client.file_text(repo, run.workflow_path, run.head_sha)
+                documents[key] = workflow_yaml.parse(text) if text is not None else None
+            if documents[key] is not None:
+                limits[job.id] = timeout_minutes(documents[key], job.name)
+        return limits
 
     def _successful_jobs(self, repo: str, workflow_id: int) -> list[Job]:
         recent = self.client.runs(repo, workflow_id=workflow_id, status="success", limit=BASELINE_RUNS)

@@ -167,3 +167,11 @@ def test_contract_check_of_the_head_is_reported(client, store):
     report = Triage(client, store).report(DEMO_REPO, 67)
     assert [(j.name, j.conclusion) for j in report.contract_checks] == [("d2t-contract", "success")]
     assert Triage(client, store).report(DEMO_REPO, 70).contract_checks == ()
+
+
+def test_the_timeout_limit_is_read_from_the_workflow_as_it_ran(fake, client, store):
+    facts = Triage(client, store).gather(DEMO_REPO, 67)
+    [(run, job)] = [(r, j) for r in facts.runs for j in facts.jobs if j.run_id == r.id and j.failed]
+    assert facts.timeout_limits == {job.id: 60.0}  # npu_vllm_examples.yml: timeout-minutes: 60
+    reads = [r for r in fake.requests if r.path.endswith("/contents/" + run.workflow_path)]
+    assert any(r.query.get("ref") == [run.head_sha] for r in reads)

@@ -228,3 +228,18 @@ def test_fork_runs_get_their_pr_from_the_head_sha_and_the_prs_own_runs_are_its_o
     facts = replace(make_facts(classified("port_in_use", True), neighbours=((fork_run, ()),)),
                     pull_heads={"fork-head": 71})
     assert pr_of_runs(facts) == {10: NUMBER, 50: 71}
+
+
+def test_a_job_that_ran_to_its_workflows_timeout_minutes_is_a_job_timeout_whatever_its_log_says():
+    ran_30_min = make_job(100, 10, 0, 30.2)
+    silent = classified("unknown", False)
+    at_limit = replace(make_facts(silent, job=ran_30_min), timeout_limits={100: 30.0})
+    verdict = the_verdict(at_limit)
+    assert verdict.facts.classification.category == "job_timeout"
+    assert verdict.facts.classification.captures["limit"] == "30 minutes"
+    # The limit the job ran with was longer (or unknown): the silent log stays unexplained.
+    for limits in ({100: 60.0}, {100: None}, {}):
+        assert the_verdict(replace(at_limit, timeout_limits=limits)).facts.classification.category == "unknown"
+    # A rule's own finding is kept: the timeout may be its consequence.
+    found = replace(make_facts(classified("port_in_use", True), job=ran_30_min), timeout_limits={100: 30.0})
+    assert the_verdict(found).facts.classification.category == "port_in_use"

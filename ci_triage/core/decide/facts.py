@@ -46,6 +46,9 @@ class TriageFacts:
     successful_jobs: Mapping[int, tuple[Job, ...]] = field(default_factory=dict)
     # (workflow id, job name) -> the base-branch twin, or None when the base branch has none.
     base_twins: Mapping[tuple[int, str], BaseTwin | None] = field(default_factory=dict)
+    # Failed job id -> `timeout-minutes` of its job in the workflow file as it ran (the run's head commit;
+    # None when the value is an expression or the job is not found there).
+    timeout_limits: Mapping[int, float | None] = field(default_factory=dict)
 
     @property
     def number(self) -> int:

@@ -20,6 +20,7 @@ from ci_triage.core.evidence import timeline
 from ci_triage.core.evidence.neighbours import neighbour_hints
 from ci_triage.core.evidence.relate import relate
 from ci_triage.core.logs.classify import focus_on_test
+from ci_triage.core.logs.job_limits import apply_job_timeout
 from ci_triage.model import (
     BaseComparison,
     Classification,
@@ -144,7 +145,9 @@ def _base_comparison(facts: TriageFacts, run: Run, job: Job) -> BaseComparison |
 
 def _focused(facts: TriageFacts, run: Run, job: Job) -> tuple[Classification, BaseComparison | None]:
     """The job's classification, its root cause moved to the first test the base branch does not fail."""
-    classification = facts.logs[job.id].classification
+    # A job that ran to its workflow's timeout-minutes was stopped by it, whatever its log says.
+    classification = apply_job_timeout(facts.logs[job.id].classification, job.duration_s,
+                                       facts.timeout_limits.get(job.id))
     if classification.category not in NEVER_RETRYABLE:
         return classification, None
     base = _base_comparison(facts, run, job)
