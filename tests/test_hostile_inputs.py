@@ -75,6 +75,20 @@ def test_a_big_rule_file_is_refused_by_size(tmp_path):
     assert result.returncode != 0 and "at most 262,144 are read" in result.stderr
 
 
+def test_a_repository_rule_file_is_held_to_the_same_limits_as_the_config():
+    """The repository's rule file comes from the API, not from a file whose size the CLI checked."""
+    from ci_triage.core.logs.rules import parse_rules
+
+    with pytest.raises(ConfigError, match="dotted key of more than 32 parts"):
+        parse_rules("a" + ".a" * 5000 + " = 1\n", origin="o/r:rules.toml")
+    with pytest.raises(ConfigError, match="at most 262,144"):
+        parse_rules("# padding\n" * 40_000, origin="o/r:rules.toml")
+    long_rule = ('[[rule]]\nid = "long"\ncategory = "network"\npatterns = ["' + "a" * 5000 + '"]\n'
+                 'examples = ["x"]\nnear_misses = ["y"]\n')
+    with pytest.raises(ConfigError, match="rule 'long': a pattern is 5,000 characters long"):
+        parse_rules(long_rule, origin="o/r:rules.toml")
+
+
 # --- d2t: declared sizes -----------------------------------------------------------------------------
 def write_declared_npz(path, declared_elements: int) -> None:
     """An .npz whose d2t declares `declared_elements` int64 values: zeros, deflated, streamed."""

@@ -139,6 +139,16 @@ def test_comments_are_created_updated_listed_and_reacted_to(gh: FakeGitHub, writ
         writer.react(REPO, created["id"], "thumbsup")
 
 
+def test_every_comment_body_is_redacted_and_sanitised_on_its_way_out(gh: FakeGitHub, writer: GitHubWriter) -> None:
+    """Replies are built from text we did not all write (a /rerun's reasons, a commenter's login)."""
+    leaked = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    created = writer.create_comment(REPO, 67, f"nothing was rerun: {leaked}\x1b]52;c;ZXZpbA==\x07")
+    updated = writer.update_comment(REPO, created["id"], f"still {leaked}")
+    for body in (created["body"], updated["body"], *(r.body["body"] for r in gh.served(path_regex="/comments")
+                                                     if isinstance(r.body, dict))):
+        assert leaked not in body and "\x1b" not in body
+
+
 def test_comments_follow_the_link_header_over_pages(demo_case: dict[str, Any], clock: FakeTime) -> None:
     bot = payloads.bot_user()
     start = datetime(2026, 5, 12, 14, 0, tzinfo=UTC)

@@ -35,6 +35,7 @@ import httpx
 
 from ci_triage.core.github import protocol
 from ci_triage.core.github.protocol import API_VERSION, PER_PAGE, USER_AGENT
+from ci_triage.core.text import shown_document
 from ci_triage.errors import Forbidden, GitHubError, NoResponse, NotFound, Unavailable, UsageError
 from ci_triage.github.client import Connection
 from ci_triage.github.transport import RetryPolicy
@@ -142,6 +143,7 @@ class GitHubWriter:
                     f"/repos/{repo}/actions/runs/{run_id}/rerun-failed-jobs", f"rerun of failed jobs of run {run_id} in {repo}")
 
     def create_comment(self, repo: str, number: int, body: str) -> dict[str, Any]:
+        body = shown_document(body)  # the output boundary: whatever built the body, no secret or escape leaves
         what = f"comment on #{number} in {repo}"
         path = f"/repos/{repo}/issues/{number}/comments"
         for attempt in itertools.count():
@@ -160,7 +162,7 @@ class GitHubWriter:
 
     def update_comment(self, repo: str, comment_id: int, body: str) -> dict[str, Any]:
         # Replacing the body with the same text twice leaves the same comment: safe to repeat.
-        return self._send("PATCH", f"/repos/{repo}/issues/comments/{comment_id}", json={"body": body},
+        return self._send("PATCH", f"/repos/{repo}/issues/comments/{comment_id}", json={"body": shown_document(body)},
                           what=f"update of comment {comment_id} in {repo}", idempotent=True).data
 
     def react(self, repo: str, comment_id: int, content: str) -> None:

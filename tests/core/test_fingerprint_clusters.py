@@ -31,3 +31,10 @@ def test_clusters_count_prs_and_first_last_seen():
     assert [(c.fingerprint, c.count, c.prs) for c in found] == [("v1:a", 3, (66, 68)), ("v1:b", 1, (67,))]
     assert (found[0].first_seen, found[0].last_seen, found[0].sample) == (
         "2026-05-12T10:00:00Z", "2026-05-12T13:00:00Z", "boom 4")
+
+
+def test_a_megabyte_long_root_cause_line_is_fingerprinted_by_its_start():
+    head = "RuntimeError: worker 3 failed after "
+    huge = head + "12 " * 2_000_000  # 6 MB of numbers on one line: a mask entry each, unclipped
+    assert fingerprint("crash", huge) == fingerprint("crash", huge[:2048])
+    assert fingerprint("crash", huge) != fingerprint("crash", "RuntimeError: something else entirely")

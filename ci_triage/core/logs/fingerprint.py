@@ -42,6 +42,12 @@ def normalise(text: str) -> str:
     return normalise_with_values(text)[0]
 
 
+# A cause is told by its start: a root-cause line can be megabytes long (one physical line of progress
+# output), and masking all of it costs a list entry per number for nothing. Lines shorter than this
+# (all real ones seen) keep the key they had.
+FINGERPRINT_CHARS = 2048
+
+
 def fingerprint(category: str, text: str) -> str:
-    digest = hashlib.sha1(f"{category}\n{normalise(text)}".encode()).hexdigest()[:16]
+    digest = hashlib.sha1(f"{category}\n{normalise(text[:FINGERPRINT_CHARS])}".encode()).hexdigest()[:16]
     return f"v{NORMALISER_VERSION}:{digest}"

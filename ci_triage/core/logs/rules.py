@@ -15,6 +15,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from ci_triage.core import limits
 from ci_triage.core.categories import CATEGORIES, NEVER_RETRYABLE
 from ci_triage.core.logs.regex_guard import check_budget, hazard, linear_engine
 from ci_triage.errors import ConfigError
@@ -90,6 +91,9 @@ def _typed(origin: str, where: str, key: str, value: Any, expected: type | tuple
 
 def _compile(origin: str, rule_id: str, source: str, linear: bool) -> tuple[re.Pattern[str], Any, str]:
     """(Python pattern, what searches with it, engine name); refuses patterns that can hang."""
+    too_long = limits.pattern_problem(source) if linear else None  # before re.compile, which is not linear in it
+    if too_long:
+        raise ConfigError(f"{origin}: rule {rule_id!r}: a pattern {too_long}")
     try:
         compiled = re.compile(source)
     except re.error as exc:
@@ -155,6 +159,9 @@ def parse_rules(text: str, origin: str = "rules", *, trusted: bool = False) -> R
     `trusted` is for the project's own built-in rules; any other file (a repository's, `--rules`)
     runs on RE2's linear-time engine where RE2 is installed and can take the pattern.
     """
+    problem = None if trusted else limits.toml_problem(text)  # before tomllib, quadratic in dotted-key parts
+    if problem:
+        raise ConfigError(f"{origin}: {problem}")
     try:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
