@@ -11,11 +11,10 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "ci_triage"
 # What a pure module may use besides other core modules: the shared values and errors, the root
-# package (for __version__), the standard library, the data libraries that stay in memory, and
-# the regular-expression engines of the matcher and of rules we did not write (hyperscan and RE2:
-# a compiled `re`, bytes in, matches out).
+# package (for __version__), the standard library and the data libraries that stay in memory. The
+# native regex engines (hyperscan, RE2) are registered into the core by the shell (ci_triage/engines.py).
 CORE_MAY_IMPORT = ("ci_triage.core", "ci_triage.model", "ci_triage.errors")
-CORE_THIRD_PARTY = {"numpy", "pandas", "rich", "hyperscan", "re2"}
+CORE_THIRD_PARTY = {"numpy", "pandas", "rich"}
 
 
 def _module_name(path: Path) -> str:

@@ -126,29 +126,32 @@ def hazard(source: str) -> str | None:
     return _walk(list(tree.data), tree.state, tree.state.flags, None)
 
 
-def _load_re2() -> Any:
-    try:
-        import re2  # google-re2
-    except ImportError:
-        return None
-    options = re2.Options()
-    options.log_errors = False  # RE2 writes refusals to stderr; a refusal here is an answer, not an error
-    return re2, options
+# RE2 is a library outside the core: the shell's `ci_triage.engines` (loaded by the package's
+# __init__) registers it here; whether its wheel imports is asked on first use, not at start-up.
+_LINEAR: dict[str, tuple[Callable[[], bool], Callable[[str], Any]]] = {}
 
 
-_RE2 = _load_re2()
-LINEAR_ENGINE = "re2" if _RE2 else None
+def register_linear_engine(name: str, available: Callable[[], bool], compile_pattern: Callable[[str], Any]) -> None:
+    """`compile_pattern(source)` gives a compiled linear-time pattern, or raises when it cannot take it."""
+    _LINEAR.clear()
+    _LINEAR[name] = (available, compile_pattern)
+
+
+def linear_engine_name() -> str | None:
+    """The linear-time engine rule files we did not write run on, or None when none is installed."""
+    return next((name for name, (available, _) in _LINEAR.items() if available()), None)
 
 
 def linear_engine(source: str) -> Any | None:
-    """`source` compiled by RE2 (linear time), or None when RE2 is missing or cannot take it."""
-    if _RE2 is None:
-        return None
-    re2, options = _RE2
-    try:
-        return re2.compile(source, options)
-    except Exception:  # look-around, back-references, Python-only escapes
-        return None
+    """`source` compiled by the linear-time engine (RE2), or None when there is none or it cannot take
+    it (look-around, back-references, Python-only escapes)."""
+    for available, compile_pattern in _LINEAR.values():
+        if available():
+            try:
+                return compile_pattern(source)
+            except Exception:
+                return None
+    return None
 
 
 # --- the per-log budget -----------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """Multi-literal scanning engines for the matcher's needles: all needles, one pass over bytes.
 
-Hyperscan (`hyperscan` wheels bundle Intel Hyperscan on x86_64 and Vectorscan on aarch64 and
-macOS) when it imports, else `bytes.find` per needle, which is slower with many rules but finds
+Hyperscan (`ci_triage.engines`, registered here; `hyperscan` wheels bundle Intel Hyperscan on
+x86_64 and Vectorscan on aarch64 and macOS) when it imports, else `bytes.find` per needle, which is slower with many rules but finds
 the same lines. Both take (data, lo, hi) over bytes or an mmap and give (offset, needle index)
 hits, the offset on the line that holds the needle (index ANY_NEEDLE: that line may hold any).
 """
@@ -9,7 +9,8 @@ hits, the offset on the line that holds the needle (index ANY_NEEDLE: that line 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 Needle = tuple[str, bool]  # (literal text, case-insensitive)
 
@@ -63,73 +64,21 @@ class PythonScanner:
         return found
 
 
-class HyperscanScanner:
-    """All needles in one pass (Hyperscan's multi-literal matchers)."""
+# Native engines are libraries outside the core: the shell's `ci_triage.engines` (loaded by the
+# package's __init__, so before any core module runs) registers them here by name, and the core
+# names an engine without importing it. A factory raises when its library is missing or unusable.
+_NATIVE: dict[str, Callable[[Sequence[Needle]], Any]] = {}
 
-    name = "hyperscan"
 
-    def __init__(self, needles: Sequence[Needle]) -> None:
-        import hyperscan
-
-        self.database = None
-        self.terminated = getattr(hyperscan, "ScanTerminated", hyperscan.error)
-        self.takes_views = True
-        if not needles:
-            return
-        expressions = [caseless_bytes_regex(text) if caseless else b"".join(b"\\x%02x" % b for b in text.encode())
-                       for text, caseless in needles]
-        flags = [hyperscan.HS_FLAG_CASELESS if caseless else 0 for _, caseless in needles]
-        database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-        database.compile(expressions=expressions, ids=list(range(len(needles))), elements=len(needles), flags=flags)
-        self.database = database
-
-    def hits(self, data, lo: int, hi: int) -> list[tuple[int, int]]:
-        if self.database is None or hi <= lo:
-            return []
-        found: list[tuple[int, int]] = []
-        position = lo
-        while position < hi:
-            line_end = -1
-            same_line = 0
-            resume = None
-
-            def on_match(index: int, _start: int, end: int, _flags: int, _context: object) -> bool | None:
-                nonlocal line_end, same_line, resume
-                offset = position + end - 1  # the needle's last byte: on the line that holds it
-                found.append((offset, index))
-                if offset < line_end:
-                    same_line += 1
-                    if same_line > _HITS_PER_LINE:  # a line full of needles: go on after it
-                        found.append((offset, ANY_NEEDLE))
-                        resume = line_end + 1
-                        return True
-                else:
-                    line_end = data.find(b"\n", offset, hi)
-                    line_end = hi if line_end < 0 else line_end
-                    same_line = 0
-                return None
-
-            with memoryview(data) as whole, whole[position:hi] as part:
-                try:
-                    try:
-                        self.database.scan(part if self.takes_views else bytes(part), match_event_handler=on_match)
-                    except TypeError:
-                        if not self.takes_views:
-                            raise
-                        self.takes_views = False  # hyperscan < 0.8 scans bytes only: copy the chunk
-                        self.database.scan(bytes(part), match_event_handler=on_match)
-                except self.terminated:  # raised when on_match stopped the scan
-                    pass
-            if resume is None:
-                break
-            position = resume
-        return found
+def register_scanner(name: str, factory: Callable[[Sequence[Needle]], Any]) -> None:
+    _NATIVE[name] = factory
 
 
 def make_scanner(needles: Sequence[Needle], engine: str = "auto"):
     if engine in ("auto", "hyperscan"):
         try:
-            return HyperscanScanner(needles)
+            factory = _NATIVE["hyperscan"]
+            return factory(needles)
         except Exception:  # not installed for this platform, or no usable CPU: same lines, slower
             if engine == "hyperscan":
                 raise

@@ -1,0 +1,105 @@
+"""The native regular-expression engines, kept out of the pure core and registered into it.
+
+Hyperscan (multi-literal needle scanning for the matcher) and RE2 (linear-time matching for rule files
+we did not write) are C/C++ libraries with platform wheels that may be missing; the core names them
+through `core.logs.scan.register_scanner` and `core.logs.regex_guard.register_linear_engine`, and
+falls back to its pure-Python paths (same results, slower) when they are absent. The package's
+`__init__` imports this module so the registration happens before any core module is used; neither
+library is imported until first use (`ci-triage --help` does not pay for them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cache
+from typing import Any
+
+from ci_triage.core.logs.regex_guard import register_linear_engine
+from ci_triage.core.logs.scan import _HITS_PER_LINE, ANY_NEEDLE, Needle, caseless_bytes_regex, register_scanner
+
+
+class HyperscanScanner:
+    """All needles in one pass (Hyperscan's multi-literal matchers)."""
+
+    name = "hyperscan"
+
+    def __init__(self, needles: Sequence[Needle]) -> None:
+        import hyperscan
+
+        self.database = None
+        self.terminated = getattr(hyperscan, "ScanTerminated", hyperscan.error)
+        self.takes_views = True
+        if not needles:
+            return
+        expressions = [caseless_bytes_regex(text) if caseless else b"".join(b"\\x%02x" % b for b in text.encode())
+                       for text, caseless in needles]
+        flags = [hyperscan.HS_FLAG_CASELESS if caseless else 0 for _, caseless in needles]
+        database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+        database.compile(expressions=expressions, ids=list(range(len(needles))), elements=len(needles), flags=flags)
+        self.database = database
+
+    def hits(self, data, lo: int, hi: int) -> list[tuple[int, int]]:
+        if self.database is None or hi <= lo:
+            return []
+        found: list[tuple[int, int]] = []
+        position = lo
+        while position < hi:
+            line_end = -1
+            same_line = 0
+            resume = None
+
+            def on_match(index: int, _start: int, end: int, _flags: int, _context: object) -> bool | None:
+                nonlocal line_end, same_line, resume
+                offset = position + end - 1  # the needle's last byte: on the line that holds it
+                found.append((offset, index))
+                if offset < line_end:
+                    same_line += 1
+                    if same_line > _HITS_PER_LINE:  # a line full of needles: go on after it
+                        found.append((offset, ANY_NEEDLE))
+                        resume = line_end + 1
+                        return True
+                else:
+                    line_end = data.find(b"\n", offset, hi)
+                    line_end = hi if line_end < 0 else line_end
+                    same_line = 0
+                return None
+
+            with memoryview(data) as whole, whole[position:hi] as part:
+                try:
+                    try:
+                        self.database.scan(part if self.takes_views else bytes(part), match_event_handler=on_match)
+                    except TypeError:
+                        if not self.takes_views:
+                            raise
+                        self.takes_views = False  # hyperscan < 0.8 scans bytes only: copy the chunk
+                        self.database.scan(bytes(part), match_event_handler=on_match)
+                except self.terminated:  # raised when on_match stopped the scan
+                    pass
+            if resume is None:
+                break
+            position = resume
+        return found
+
+
+@cache
+def _re2() -> tuple[Any, Any] | None:
+    try:
+        import re2  # google-re2
+    except ImportError:
+        return None
+    options = re2.Options()
+    options.log_errors = False  # RE2 writes refusals to stderr; a refusal here is an answer, not an error
+    return re2, options
+
+
+def _re2_compile(source: str) -> Any:
+    re2, options = _re2()
+    return re2.compile(source, options)
+
+
+def re2_available() -> bool:
+    return _re2() is not None
+
+
+register_scanner("hyperscan", HyperscanScanner)
+register_linear_engine("re2", re2_available, _re2_compile)
