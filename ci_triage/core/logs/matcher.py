@@ -314,6 +314,9 @@ class Matcher:
     def __init__(self, rule_set: RuleSet, engine: str = "auto") -> None:
         self.rule_set = rule_set
         self.checks: list[tuple[Rule, re.Pattern[str] | None]] = []
+        # A rule's needles as plain strings when none is caseless: `str in` rules a long line out at
+        # memchr speed, where the needle regex would crawl through it.
+        self.literals: list[tuple[str, ...] | None] = []
         cover_of = [rule_needles(rule) for rule in rule_set.rules]
         # A rule with no needle must be tried on every line: correct, but no faster than before.
         self.always = tuple(priority for priority, cover in enumerate(cover_of) if cover is None)
@@ -323,6 +326,7 @@ class Matcher:
         self.rules_of_needle: list[list[int]] = [[] for _ in self.needles]
         for priority, (rule, cover) in enumerate(zip(rule_set.rules, cover_of)):
             self.checks.append((rule, _needle_regex(cover) if cover else None))
+            self.literals.append(tuple(text for text, _ in cover) if cover and not any(c for _, c in cover) else None)
             for needle in cover or ():
                 self.rules_of_needle[index_of[needle]].append(priority)
         self.all_rules = tuple(range(len(rule_set.rules)))
@@ -342,6 +346,9 @@ class Matcher:
                 captures = rule.match(text)
             else:
                 captures = None
+                literals = self.literals[priority]
+                if literals is not None and not any(literal in text for literal in literals):
+                    continue
                 for lo, hi in _windows_with_needles(text, needles):
                     captures = _window_match(rule, text, lo, hi)
                     if captures is not None:
