@@ -206,24 +206,46 @@ def test_github_hosted_rows_are_labelled_once(hosted):
     assert all(row.runner_label == "" for row in chart.rows)
 
 
-def test_github_hosted_png_labels_do_not_overprint(hosted):
+def _png_labels_apart(chart: Any) -> None:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     from ci_triage.render_files import png_figure
 
-    figure = png_figure(gantt.build_chart(hosted))
+    figure = png_figure(chart)
     canvas = FigureCanvasAgg(figure)
     canvas.draw()
     renderer = canvas.get_renderer()
     ax = figure.axes[0]
-    texts = [t for t in ax.texts if t.get_text().startswith("GitHub Actions")]
-    texts += [t for t in ax.get_yticklabels() if t.get_text()]
+    hosts = {host for host, _ in chart.hosts()}
+    texts = [t for t in ax.texts if t.get_text() in hosts] + [t for t in ax.get_yticklabels() if t.get_text()]
     boxes = [t.get_window_extent(renderer) for t in texts]
-    assert boxes
+    assert len([t for t in texts if t.get_text() in hosts]) == len(hosts)
     for i, a in enumerate(boxes):
         assert a.x0 >= 0, texts[i].get_text()  # not cut at the figure's left edge
-        for b in boxes[i + 1:]:
-            assert not a.overlaps(b), (texts[i].get_text(),)
+        for j, b in enumerate(boxes[i + 1:], i + 1):
+            assert not a.overlaps(b), (texts[i].get_text(), texts[j].get_text())
+
+
+def _svg_labels_inside(chart: Any) -> None:
+    from ci_triage.render_files import svg
+
+    for match in re.finditer(r'<text x="([\d.]+)"[^>]*font-size="14" font-weight="bold" text-anchor="end">([^<]*)<',
+                             svg(chart)):
+        assert float(match.group(1)) - len(match.group(2)) * 9 >= 0, match.group(2)  # room on the left
+
+
+def test_github_hosted_png_and_html_labels_do_not_overprint(hosted):
+    chart = gantt.build_chart(hosted)
+    _png_labels_apart(chart)
+    _svg_labels_inside(chart)
+
+
+def test_long_runner_labels_do_not_overprint_their_host(demo):
+    config = parse_repo_config('[runners]\nhost_pattern = "^(?P<host>linux-aarch64-a2-8)-"\n', origin="test")
+    chart = gantt.build_chart(Triage(demo["client"], demo["store"], config=config).report(DEMO_REPO, 68))
+    assert any(len(row.runner_label) >= 8 for row in chart.rows)  # node1-r0 and the like
+    _png_labels_apart(chart)
+    _svg_labels_inside(chart)
 
 
 # --- 80 columns --------------------------------------------------------------------------------
