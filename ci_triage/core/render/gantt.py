@@ -29,6 +29,7 @@ NO_PR_COLOR = "#8c8c8c"
 PR_PALETTE = ("#2ca02c", "#c4a000", "#a000a0", "#00a0a0", "#50c850", "#e0e000", "#ff50ff", "#50e0e0")
 # Without colour (piped, NO_COLOR) a bar is drawn with these, and carries its PR in its text.
 OWN_FILL, OTHER_FILL = "▓", "░"
+MARKS = "abcdefghijklmnopqrstuvwxyz"
 # Tick spacings for the time axis, in minutes: the first that keeps labels apart is used.
 TICK_STEPS_MIN = (1, 2, 5, 10, 15, 20, 30, 60, 120, 180, 240, 360, 720, 1440)
 MAX_MERMAID_TASKS = 40
@@ -101,6 +102,11 @@ class Chart:
         for row in self.rows:
             grouped.setdefault(row.host_label, []).append(row)
         return list(grouped.items())
+
+    def mark_of(self, bar: Bar) -> str:
+        """A one-letter name of the bar's PR or branch, for bars too short to hold it (the legend keys it)."""
+        index = next((i for i, s in enumerate(self.series) if s.who == bar.who), None)
+        return "" if index is None else MARKS[index % len(MARKS)]
 
     def color_of(self, bar: Bar) -> str:
         if bar.state is BarState.FAILED:
@@ -308,7 +314,7 @@ class TerminalGantt:
             color = self.chart.color_of(bar)
             style = f"{_text_on(color)} on {color}" + (" bold underline" if bar.own else "")
             room = filled - 1 if bar.state is BarState.FAILED else filled  # the last cell holds the ✗
-            label = _fit_plain(bar, room) if plain else _fit(bar, room)
+            label = _fit_plain(bar, room, self.chart.mark_of(bar)) if plain else _fit(bar, room)
             fill = (OWN_FILL if bar.own else OTHER_FILL) if plain else " "
             for offset in range(filled):
                 cells[a + offset] = (label[offset] if offset < len(label) else fill, style)
@@ -349,19 +355,20 @@ class TerminalGantt:
         return legend
 
     def _plain_legend(self) -> Text:
-        own = next((s.who for s in self.chart.series if s.own), f"#{self.chart.pr}")
-        others = ", ".join(s.who for s in self.chart.series if not s.own)
-        return Text(f"{OWN_FILL * 3} {own} (this PR)   {OTHER_FILL * 3} other jobs, each marked with its PR or "
-                    f"branch: {others or 'none'}   ✗ failed   ··· while this PR's job failed", no_wrap=False)
+        keyed = ", ".join(f"{MARKS[i % len(MARKS)]}={s.who}" + (" (this PR)" if s.own else "")
+                          for i, s in enumerate(self.chart.series))
+        return Text(f"{OWN_FILL * 3} this PR's jobs   {OTHER_FILL * 3} other jobs; each bar names its PR or branch, "
+                    f"or its letter when short: {keyed}   ✗ failed   ··· while this PR's job failed", no_wrap=False)
 
 
-def _fit_plain(bar: Bar, room: int) -> str:
-    """Without colour the PR is what tells bars apart: the label as in colour, else the PR alone."""
+def _fit_plain(bar: Bar, room: int, mark: str) -> str:
+    """Without colour the PR is what tells bars apart: the label as in colour, else the PR alone, else
+    the PR's one-letter mark from the legend (a cut `#6` of #66 would name another PR)."""
     note = f" {bar.failure_note}" if bar.failure_note and bar.failure_note != "failed" else ""
-    for candidate in (bar.label + note, bar.label, bar.who):
+    for candidate in (bar.label + note, bar.label, bar.who, mark):
         if len(candidate) <= room:
             return candidate
-    return ""  # a cut PR number (#6 of #66) would name another PR: the fill alone, and the hover/PNG say more
+    return ""
 
 
 def _fit(bar: Bar, room: int) -> str:
