@@ -137,6 +137,13 @@ def test_the_comment_shows_the_top_frames_and_links_the_root_cause_line(demo):
     assert line == verdict.facts.classification.root_cause.line - header + 1
     entry = render_json.report_dict(report)["failed_jobs"][0]
     assert entry["root_cause"]["url"] == link.group(0)[:-1]
+    # The sticky PR comment is made of the same sections.
+    from ci_triage.core.decide.comment_state import CommentState
+    from ci_triage.core.render.comment import render_comment
+
+    body = render_comment(report, CommentState(), [])
+    assert entry["root_cause"]["url"] in body and f"{frames[-1].path}:{frames[-1].line}" in body
+    assert "2026-05-12" in body
     assert "#step:" in _plain(terminal.render(report), width=300)
 
 

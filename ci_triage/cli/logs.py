@@ -135,9 +135,11 @@ def clusters(
         from rich.text import Text
 
         table = Table("fingerprint", "category", "count", "PRs", "first seen", "last seen", "sample")
+        for column in table.columns:  # wrapped, never cut: a fingerprint is copied whole
+            column.overflow = "fold"
         for item in found:
             table.add_row(item.fingerprint, item.category, str(item.count), ", ".join(f"#{n}" for n in item.prs),
-                          item.first_seen or "", item.last_seen or "", Text(shown(item.sample or "", 120)))
+                          item.first_seen or "", item.last_seen or "", Text(shown(item.sample or "", 120, words=True)))
         Console().print(table)
 
 
