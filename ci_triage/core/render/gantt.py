@@ -338,7 +338,9 @@ class TerminalGantt:
             if all(ch == " " for ch in labels[max(0, left - 1) : left + len(stamp)]):
                 labels[left : left + len(stamp)] = stamp
         yield Text(" " * (label_w - 1) + "└" + "".join(rule), style="dim", no_wrap=True, overflow="crop")
-        yield Text(" " * label_w + "".join(labels).rstrip() + "  UTC", style="dim", no_wrap=True, overflow="crop")
+        # `UTC` in the label column, where it cannot be cropped at the right edge of a narrow console.
+        yield Text(f"{'UTC':>{label_w - 1}} " + "".join(labels[:track_w + 1]).rstrip(), style="dim", no_wrap=True,
+                   overflow="crop")
 
     def _legend(self) -> Text:
         legend = Text(no_wrap=False)
