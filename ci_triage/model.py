@@ -191,6 +191,9 @@ class ClassifiedLog:
 
     status: LogStatus
     classification: Classification
+    # (step name, the log line that step's section starts at): turns a log line into GitHub's
+    # `#step:N:L` anchor, L counted within the step. Only steps starting before the root cause are known.
+    step_first_lines: tuple[tuple[str, int], ...] = ()
 
     @property
     def is_evidence(self) -> bool:
@@ -292,6 +295,12 @@ class JobFacts:
     base_comparison: BaseComparison | None
     similar_failures: tuple[SimilarFailure, ...] = ()
     neighbour_hints: tuple[str, ...] = ()  # what the log itself says about other processes on the device
+    step_first_lines: tuple[tuple[str, int], ...] = ()  # as ClassifiedLog.step_first_lines
+
+    def line_in_step(self, line: int, step: str | None) -> int | None:
+        """A log line counted from the start of its step's section (the step's first line is 1)."""
+        first = dict(self.step_first_lines).get(step) if step else None
+        return line - first + 1 if first is not None and line >= first else None
 
 
 @dataclass(frozen=True)
@@ -348,3 +357,4 @@ class PullReport:
     notes: tuple[str, ...] = ()  # assumptions and gaps the reader should know about
     contract_checks: tuple[Job, ...] = ()  # the d2t contract suite's job on the head, when the repo has one
     pr_of_run: dict[int, int | None] = field(default_factory=dict)  # fork runs resolved by head SHA
+    host_pattern: str | None = None  # the configured runners.host_pattern: the chart groups hosts as the verdict does

@@ -113,10 +113,14 @@ def png_figure(chart: Chart) -> Figure:
     axes_in = width_in * 0.86
     minutes_per_char = span_min / axes_in * (8 * 0.6 / 72)
 
+    # The host name goes left of the runner labels (the y tick labels, 9 pt): past the longest of them,
+    # so a long runner label never overprints it; a runner that is its own host has no label.
+    runner_chars = max((len(row.runner_label) for _, row in placed), default=0)
+    host_offset = -(runner_chars * 9 * 0.62 + 14) if runner_chars else -6
     for index, (host, top, bottom) in enumerate(bands):
         if index % 2 == 0:
             ax.axhspan(top, bottom, color="#f2f2f2", zorder=0)
-        ax.annotate(host, xy=(0, (top + bottom) / 2), xycoords=("axes fraction", "data"), xytext=(-34, 0),
+        ax.annotate(host, xy=(0, (top + bottom) / 2), xycoords=("axes fraction", "data"), xytext=(host_offset, 0),
                     textcoords="offset points", ha="right", va="center", fontsize=11, fontweight="bold")
     for start, end in chart.focus:
         ax.axvspan(_minutes(chart, start), _minutes(chart, end), color=FAILED_COLOR, alpha=0.08, zorder=0.5)
@@ -180,8 +184,12 @@ def html_document(chart: Chart) -> str:
 
 def svg(chart: Chart, width: int = 1280) -> str:
     """The chart as one <svg> element. Hovering a bar shows its job, PR, times and result."""
-    left_m, right_m, top_m, row_h, gap_h = 150, 24, 70, 38, 12
+    right_m, top_m, row_h, gap_h = 24, 70, 38, 12
     bands, placed = _layout(chart, gap_h / row_h)
+    # Room on the left for the host names (14 px bold) beside the runner labels (12 px): both whole.
+    runner_px = max((len(row.runner_label) for _, row in placed), default=0) * 7
+    host_x_gap = runner_px + 16 if runner_px else 8
+    left_m = max(150, int(max((len(host) for host, _, _ in bands), default=0) * 9 + host_x_gap + 12))
     plot_h = (bands[-1][2] if bands else 1) * row_h
     legend_y = top_m + plot_h + 56
     height = int(legend_y + 16)
@@ -205,7 +213,7 @@ def svg(chart: Chart, width: int = 1280) -> str:
         y0, y1 = top_m + top * row_h, top_m + bottom * row_h
         if index % 2 == 0:
             out.append(f'<rect x="{left_m}" y="{y0:.1f}" width="{plot_w}" height="{y1 - y0:.1f}" fill="#f2f2f2"/>')
-        out.append(f'<text x="{left_m - 48}" y="{(y0 + y1) / 2 + 5:.1f}" font-size="14" font-weight="bold" '
+        out.append(f'<text x="{left_m - host_x_gap}" y="{(y0 + y1) / 2 + 5:.1f}" font-size="14" font-weight="bold" '
                    f'text-anchor="end">{escape(host)}</text>')
     for at in ticks(chart.start, chart.end, 14):
         tx = x(at)

@@ -40,6 +40,7 @@ from ci_triage.core.decide.triage import (
 from ci_triage.core.logs.annotations import classify_annotations
 from ci_triage.core.logs.budget import DEFAULT_BUDGET_S, classify_within
 from ci_triage.core.logs.job_limits import timeout_minutes
+from ci_triage.core.logs.logparse import parse_log
 from ci_triage.core.logs.rules import (
     RuleSet,
     builtin_rules,
@@ -55,6 +56,7 @@ from ci_triage.model import (
     LogStatus,
     PullReport,
     Run,
+    Step,
 )
 from ci_triage.store import LogData, Store
 
@@ -64,6 +66,25 @@ CONFIG_PATH = ".github/ci-triage.toml"
 
 def _no_progress(what: str, done: int, total: int) -> None:
     pass
+
+
+# Past this line the log is not parsed again just for a link: the root cause then links the job page.
+MAX_ANCHOR_LINE = 200_000
+
+
+def step_first_lines(data: LogData | str | bytes, steps: tuple[Step, ...], upto: int) -> tuple[tuple[str, int], ...]:
+    """(step, the first log line of its section) for every step that starts by line `upto`, as the
+    parser maps lines to steps (by the jobs API's step times). GitHub's job page numbers a step's log
+    lines from 1 at that first line."""
+    if not steps or upto > MAX_ANCHOR_LINE:
+        return ()
+    found: dict[str, int] = {}
+    for line in parse_log(data, steps):
+        if line.number > upto:
+            break
+        if line.step is not None and line.step not in found:
+            found[line.step] = line.number
+    return tuple(found.items())
 
 
 class Triage:
@@ -114,12 +135,14 @@ class Triage:
             self.store.save_annotations(repo, job.id, annotations)
         return annotations
 
-    def classify_job(self, repo: str, job: Job) -> tuple[LogStatus, Classification]:
+    def classify_job(self, repo: str, job: Job) -> tuple[LogStatus, Classification, tuple[tuple[str, int], ...]]:
         status, data = self.log_of(repo, job)
         # The log stays bytes (a map of a temporary file when large) and only the lines a rule
         # could match become objects: a 1 GB log costs a scan in bounded memory.
         classification = classify_within(data or b"", self.rules, job.steps, seconds=DEFAULT_BUDGET_S,
                                          clock=time.monotonic)
+        root = classification.root_cause
+        first_lines = step_first_lines(data, job.steps, root.line) if data and root else ()
         if hasattr(data, "close"):  # a large log's map: its temporary file goes with it
             data.close()
         if status is not LogStatus.AVAILABLE or classification.category == "unknown":
@@ -127,7 +150,8 @@ class Triage:
             from_annotations = classify_annotations(self.annotations_of(repo, job), job.conclusion, self.rules)
             if from_annotations is not None:
                 classification = from_annotations
-        return status, classification
+                first_lines = ()
+        return status, classification, first_lines
 
     def _rules_for(self, repo: str, default_branch: str) -> RuleSet:
         """The built-in rules, with the repository's own rule file (from its default branch) on top."""
@@ -147,8 +171,16 @@ class Triage:
 
     # --- gathering ----------------------------------------------------------------------------
     def report(self, repo: str, number: int) -> PullReport:
-        """Gather, then decide: every fact first, then the pure judgment."""
-        return judge(self.gather(repo, number))
+        """Gather, then decide: every fact first, then the pure judgment. The store keeps each failure
+        as the report names it: its root cause and fingerprint after the base-branch focus (the first
+        test main does not fail), not the log's first failure, which a broken base shares with every PR."""
+        facts = self.gather(repo, number)
+        report = judge(facts)
+        for verdict in report.failed_jobs:
+            job = verdict.facts.job
+            if facts.logs[job.id].is_evidence:
+                self.store.save_failure(repo, job, number, verdict.facts.classification)
+        return report
 
     def gather(self, repo: str, number: int) -> TriageFacts:
         """Everything the decision about PR `number` reads; what to fetch beyond the PR's own runs is
@@ -175,8 +207,6 @@ class Triage:
         for index, (_, job) in enumerate(failed):
             self.progress("logs of failed jobs", index, len(failed))
             logs[job.id] = self.classified_log(repo, job)
-            if logs[job.id].is_evidence:
-                self.store.save_failure(repo, job, number, logs[job.id].classification)
 
         window_runs, window_jobs = self._window(repo, window_queries(facts))
         unresolved = unresolved_runs(window_runs.values())

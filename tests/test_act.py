@@ -237,7 +237,7 @@ def test_bot_cli_end_to_end(case, tmp_path):
     event_file = tmp_path / "event.json"
     event_file.write_text(json.dumps(comment_event(case, 68, "bob-drafts", "/rerun\r\n")))
     with FakeGitHub(case) as fake:
-        result = _run_cli(["bot", "--event", str(event_file), "--format", "json"],
+        result = _run_cli(["bot", "--event", str(event_file), "--apply", "--format", "json"],
                           {"GITHUB_API_URL": fake.base_url, "GITHUB_TOKEN": "t", "GITHUB_EVENT_NAME": "issue_comment",
                            "CI_TRIAGE_STORE": str(tmp_path / "s.sqlite3"), "CI_TRIAGE_WRITE_INTERVAL": "0",
                            "GITHUB_OUTPUT": str(tmp_path / "out"), "GITHUB_STEP_SUMMARY": str(tmp_path / "sum")})

@@ -183,7 +183,7 @@ def test_the_action_is_composite_installs_itself_and_runs_the_commands_from_env(
     assert triage["env"]["GITHUB_TOKEN"] == "${{ inputs.token }}"
     assert 'args=(triage --run-id "$RUN_ID" --apply)' in triage["run"]
     bot = scripts["Answer /rerun"]
-    assert 'args=(bot --event "$GITHUB_EVENT_PATH")' in bot["run"]
+    assert 'args=(bot --event "$GITHUB_EVENT_PATH" --apply)' in bot["run"]  # bot only plans without it
     assert "comment" not in yaml.safe_dump(bot.get("env", {}))  # the comment is read from the event file
     for step in steps:  # the token goes in env, never on a command line or into a log
         assert "TOKEN" not in step.get("run", "")

@@ -6,6 +6,8 @@ command imports what it needs inside its body.
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
 from ci_triage.cli import act, config, logs, report, timeline
@@ -21,6 +23,29 @@ app = typer.Typer(
     # start-up time of every `--help` and every usage error.
     rich_markup_mode=None,
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            number = version("ci-triage")
+        except PackageNotFoundError:  # run from a source tree that was never installed
+            number = "unknown"
+        typer.echo(f"ci-triage {number}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    show_version: Annotated[bool, typer.Option(
+        "--version", metavar="", is_eager=True, callback=_print_version,
+        help="Print ci-triage's version and exit.")] = False,
+) -> None:
+    """Tell whether a red CI job is the PR's fault or the runner's, with the evidence."""
+
+
 for group in (report, timeline, act, logs, config):
     group.register(app)
 app.add_typer(d2t_app, name="d2t")

@@ -67,13 +67,14 @@ def rerun_bot(
     event: Annotated[Path, typer.Option("--event", help="The webhook payload ($GITHUB_EVENT_PATH).")],
     event_name: Annotated[str | None, typer.Option(
         "--event-name", help="Default: $GITHUB_EVENT_NAME, else issue_comment.")] = None,
-    apply: Annotated[bool, typer.Option("--apply/--dry-run", help="Act (default), or only print the plan.")] = True,
+    apply: ApplyOption = False,
     fmt: Annotated[OutputFormat, typer.Option("--format", help="table (plain lines) or json.")] = OutputFormat.table,
     config: ConfigOption = None,
     store: StoreOption = None,
     max_wait: MaxWaitOption = None,
 ) -> None:
-    """Answer a `/rerun` comment on a pull request (the rerun-bot workflow's entry point)."""
+    """Answer a `/rerun` comment on a pull request (the rerun-bot workflow's entry point); with --apply,
+    rerun and reply, else only print the plan (like `triage`)."""
     with boundary():
         from ci_triage.core.github.events import CommentEvent
 

@@ -111,6 +111,7 @@ def session(repo: str | None, demo: bool, replay: Path | None, store_path: Path 
         resolve_repo,
         resolve_token,
     )
+    from ci_triage.errors import NotFound
     from ci_triage.github.client import Connection, GitHubClient, default_policy
     from ci_triage.store import Store
 
@@ -139,14 +140,35 @@ def session(repo: str | None, demo: bool, replay: Path | None, store_path: Path 
         stack.callback(store.close)
         client = GitHubClient(connection, recorder=recorder, policy=default_policy(connection, max_wait_s=max_wait))
         stack.callback(client.close)
-        yield repo, client, store
+        if not (demo or replay):
+            yield repo, client, store
+            return
+        try:
+            yield repo, client, store
+        except NotFound as error:
+            raise offline_not_found(error, case, "the demo" if demo else f"the case {replay}") from None
 
 
+def offline_not_found(error: Any, case: dict[str, Any], what: str) -> Any:
+    """Offline, a PR the case does not hold is a typo, not a token problem: name the PRs it holds."""
+    from ci_triage.errors import NotFound
+
+    if "pull request #" not in error.message:
+        return error
+    numbers = sorted(p.get("number") for p in case.get("pulls", []) if isinstance(p.get("number"), int))
+    listed = ", ".join(f"#{n}" for n in numbers) or "none"
+    return NotFound(error.message.split(": not found")[0] + f": not found in {what}",
+                    hint=f"Its pull requests are {listed}: pass one of them to --pr.")
+
+
+# A flag's metavar: empty, so no help layout shows `--demo <bool>` as if the flag took a value (typer's
+# rich help prints a bool option's type otherwise; its `is_flag` is deprecated and ignored since 0.2x).
+FLAG = ""
 RepoOption = Annotated[str | None, typer.Option("--repo", help="OWNER/NAME; default: $GITHUB_REPOSITORY.")]
 StoreOption = Annotated[Path | None, typer.Option(
     "--store", help="SQLite cache file; default: $CI_TRIAGE_STORE or the user cache directory.")]
 DemoOption = Annotated[bool, typer.Option(
-    "--demo", help="Run offline on the bundled reconstruction of the seed scenario (a local GitHub fake).")]
+    "--demo", metavar=FLAG, help="Run offline on the bundled reconstruction of the seed scenario (a local GitHub fake).")]
 MaxWaitOption = Annotated[float | None, typer.Option(
     "--max-wait", min=0, help="Seconds this command may wait in all on GitHub's rate limits and retries "
     "(default 600, fitting a 15-minute job); past it, it stops with an error and reruns nothing.")]
@@ -161,7 +183,7 @@ class OutputFormat(StrEnum):
 
 ConfigOption = Annotated[Path | None, typer.Option(
     "--config", help="A ci-triage.toml to use instead of the repository's .github/ci-triage.toml.")]
-ApplyOption = Annotated[bool, typer.Option("--apply", help="Act: rerun and write the PR comment. Without it, "
+ApplyOption = Annotated[bool, typer.Option("--apply", metavar=FLAG, help="Act: rerun and write the PR comment. Without it, "
                                                           "only print the plan.")]
 
 

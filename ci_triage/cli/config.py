@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from ci_triage.cli.common import boundary
+from ci_triage.cli.common import FLAG, boundary
 
 
 def register(app: typer.Typer) -> None:
@@ -74,7 +74,7 @@ def init(
     workflows: Annotated[Path | None, typer.Option(
         "--workflows",
         help="Directory of workflow files; default: .github/workflows in the current directory.")] = None,
-    force: Annotated[bool, typer.Option("--force", help="Overwrite the output file if it exists.")] = False,
+    force: Annotated[bool, typer.Option("--force", metavar=FLAG, help="Overwrite the output file if it exists.")] = False,
 ) -> None:
     """Write a commented config to start from, inferred from the repository's workflow files."""
     from ci_triage.core.config.infer import analyse_workflows, infer_config

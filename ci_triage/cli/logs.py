@@ -13,6 +13,7 @@ from typing import Annotated
 import typer
 
 from ci_triage.cli.common import (
+    FLAG,
     OutputFormat,
     RepoOption,
     StoreOption,
@@ -43,7 +44,7 @@ def mapped(path: Path) -> Iterator[bytes | mmap.mmap]:
 RulesOption = Annotated[Path | None, typer.Option(
     "--rules", help="Extra rule file, added to the built-in rules (its rules first), like a repository's.")]
 NoBuiltinOption = Annotated[bool, typer.Option(
-    "--no-builtin", help="Use only the --rules file, without the built-in rules.")]
+    "--no-builtin", metavar=FLAG, help="Use only the --rules file, without the built-in rules.")]
 
 def _rule_set(rules: Path | None, no_builtin: bool):
     from ci_triage.core.logs.rules import builtin_rules, merge_rule_sets
@@ -110,6 +111,11 @@ def clusters(
 ) -> None:
     """Group the stored failures by fingerprint (default: the unknown ones), with counts and PRs."""
     with boundary():
+        from ci_triage.core.categories import CATEGORIES
+
+        if category != "all" and category not in CATEGORIES:
+            raise UsageError(f"--category {category!r} is not a category; use one of {', '.join(CATEGORIES)}, "
+                             "or all")
         from ci_triage.config import default_store_path
         from ci_triage.core.logs.clusters import cluster
         from ci_triage.store import Store
@@ -129,9 +135,11 @@ def clusters(
         from rich.text import Text
 
         table = Table("fingerprint", "category", "count", "PRs", "first seen", "last seen", "sample")
+        for column in table.columns:  # wrapped, never cut: a fingerprint is copied whole
+            column.overflow = "fold"
         for item in found:
             table.add_row(item.fingerprint, item.category, str(item.count), ", ".join(f"#{n}" for n in item.prs),
-                          item.first_seen or "", item.last_seen or "", Text(shown(item.sample or "", 120)))
+                          item.first_seen or "", item.last_seen or "", Text(shown(item.sample or "", 120, words=True)))
         Console().print(table)
 
 
@@ -157,13 +165,15 @@ def rules_explain(
         rule_set = _rule_set(rules, no_builtin)
         boilerplate = {rule.id for rule in rule_set.rules if rule.boilerplate}
         table = Table("line", "rule", "priority", "category", "text", title=shown(f"Rule matches in {log}"))
+        for column in table.columns:  # wrapped, never cut: a rule id or a port is read whole
+            column.overflow = "fold"
         # The same parser and matcher as `classify` and `report`: what is explained is what they see.
         with mapped(log) as raw:
             lines = relevant_lines(raw, rule_set)
             for match in find_matches(lines, rule_set):
                 kind = " (boilerplate: never the cause)" if match.rule_id in boilerplate else ""
                 table.add_row(str(match.line.number), match.rule_id + kind, str(match.priority), match.category,
-                              Text(shown(match.line.text, 160)))
+                              Text(shown(match.line.text, 160, words=True), overflow="fold"))
             result = classify(lines, rule_set)
             # The scorer's view: the lines before the anchors, decoded while the log is still open.
             anchors = [m.line for m in result.matches]
@@ -184,7 +194,7 @@ def rules_explain(
                 scores = Table("line", "score", "why", "text", title="Scorer's candidates (best first)")
                 for item in ranked:
                     scores.add_row(str(item.line.number), f"{item.score:g}", "; ".join(item.reasons),
-                                   Text(item.line.text[:120]))
+                                   Text(shown(item.line.text, 120, words=True), overflow="fold"))
                 console.print(scores)
         else:
             console.print(f"Root cause: line {result.root_cause.line}, rule {result.rule_id} ({result.category}). "

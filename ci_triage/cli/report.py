@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from ci_triage.cli.common import (
+    FLAG,
     DemoOption,
     MaxWaitOption,
     ReplayOption,
@@ -68,7 +69,7 @@ def record(
     pr: Annotated[int, typer.Option("--pr", help="Pull request number.", min=1)],
     output: Annotated[Path, typer.Option("--output", "-o", help="Case file to write (.json or .json.gz).")],
     repo: RepoOption = None,
-    force: Annotated[bool, typer.Option("--force", help="Overwrite OUTPUT if it exists.")] = False,
+    force: Annotated[bool, typer.Option("--force", metavar=FLAG, help="Overwrite OUTPUT if it exists.")] = False,
     max_wait: MaxWaitOption = None,
 ) -> None:
     """Save everything a report of PR N needs as a case file, to replay offline with --replay."""

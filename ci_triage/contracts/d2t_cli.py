@@ -199,10 +199,10 @@ def fix_command(
         typer.Option("--output", "-o", help="New file (or directory, for a directory input)."),
     ] = None,
     in_place: Annotated[
-        bool, typer.Option("--in-place", help="Edit PATH itself; requires --backup.")
+        bool, typer.Option("--in-place", metavar="", help="Edit PATH itself; requires --backup.")
     ] = False,
     backup: Annotated[
-        bool, typer.Option("--backup", help="With --in-place: keep the old file as <file>.bak.")
+        bool, typer.Option("--backup", metavar="", help="With --in-place: keep the old file as <file>.bak.")
     ] = False,
     vocab_size: VocabSizeOption = None,
     draft_vocab_size: DraftVocabSizeOption = None,

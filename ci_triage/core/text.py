@@ -20,6 +20,21 @@ def clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def clip_words(text: str, limit: int) -> str:
+    """Like `clip`, but the cut falls between words: never inside a number (port 35191 must not read
+    as 3519…) or a word, unless one word fills more than half the room."""
+    if len(text) <= limit:
+        return text
+    keep = limit - 1
+    if keep > 0 and text[keep - 1].isalnum() and text[keep].isalnum():
+        start = keep
+        while start > 0 and text[start - 1].isalnum():
+            start -= 1
+        if start >= limit // 2:
+            keep = start
+    return text[:keep].rstrip() + "…"
+
+
 # Complete sequences only, and with bounded bodies: an unterminated OSC is not allowed to swallow the
 # rest of the line (its ESC is made visible instead), and the scan stays linear.
 _SEQUENCE = re.compile(
@@ -62,17 +77,20 @@ def sanitize(text: str, *, keep_newlines: bool = False) -> str:
 _REDACT_MARGIN = 20_000
 
 
-def shown(text: str, limit: int | None = None, *, keep_newlines: bool = False) -> str:
+def shown(text: str, limit: int | None = None, *, keep_newlines: bool = False, words: bool = False) -> str:
     """Log (or other untrusted) text as it may leave the process: sanitised, redacted, then clipped.
 
     Clipping is for display only; matching and the rerun decision use the full original line.
+    `words`: cut between words (`clip_words`), for text a reader reads rather than a field.
     """
     from ci_triage.core.redact import redact  # its patterns compile on first use, not at `--help`
 
     if limit is not None and len(text) > limit + _REDACT_MARGIN:
         text = text[: limit + _REDACT_MARGIN]
     text = redact(sanitize(text, keep_newlines=keep_newlines))
-    return text if limit is None else clip(text, limit)
+    if limit is None:
+        return text
+    return clip_words(text, limit) if words else clip(text, limit)
 
 
 def shown_document(text: str) -> str:

@@ -15,6 +15,7 @@ from ci_triage.model import (
     JobFacts,
     JobVerdict,
     LogStatus,
+    OverlappingJob,
     Relatedness,
     Verdict,
 )
@@ -57,22 +58,34 @@ def _root_cause_evidence(facts: JobFacts) -> Evidence | None:
     return Evidence("root_cause", text, facts.job.html_url)
 
 
+def _overlap_phrase(job: OverlappingJob) -> str:
+    who = f"PR #{job.pr}" if job.pr else f"branch {job.branch}"
+    return f"{job.name} of {who} on {job.runner_name}, {_minutes(job.overlap_s)}"
+
+
 def _contention_evidence(facts: JobFacts) -> list[Evidence]:
     items = []
     others = [o for o in facts.overlapping_jobs if o.pr is not None or o.branch]
     if facts.in_flight_prs:
         prs = ", ".join(f"#{n}" for n in facts.in_flight_prs)
-        same_host = [o for o in facts.overlapping_jobs if o.same_host]
+        same_host = [o for o in others if o.same_host]
         host_note = f", {len(same_host)} of them on the same host" if same_host else ""
-        longest = others[0] if others else None
+        # The list is ordered same host first: the longest of all is looked for, not taken from the top.
+        longest = max(others, key=lambda o: (o.overlap_s, -o.job_id), default=None)
+        nearest = max(same_host, key=lambda o: (o.overlap_s, -o.job_id), default=None)
         text = (
             f"{len(facts.overlapping_jobs)} job(s) of other runs shared the runner pool while it ran{host_note}; "
             f"PRs in flight at once: {prs}"
         )
-        if longest is not None:
-            who = f"PR #{longest.pr}" if longest.pr else f"branch {longest.branch}"
-            text += f" (longest overlap: {longest.name} of {who} on {longest.runner_name}, {_minutes(longest.overlap_s)})"
-        items.append(Evidence("contention", text + ".", longest.html_url if longest else None, Verdict.INFRA_FLAKE))
+        said = []
+        if nearest is not None:
+            said.append(f"longest overlap on the same host: {_overlap_phrase(nearest)}")
+        if longest is not None and longest is not nearest:
+            said.append(f"longest of all: {_overlap_phrase(longest)}")
+        if said:
+            text += f" ({'; '.join(said)})"
+        link = nearest or longest
+        items.append(Evidence("contention", text + ".", link.html_url if link else None, Verdict.INFRA_FLAKE))
     if facts.later_jobs_passed:
         first = facts.later_jobs_passed[0]
         items.append(
@@ -133,7 +146,8 @@ def _similar_evidence(facts: JobFacts) -> list[Evidence]:
         items.append(Evidence(
             "same_failure_elsewhere",
             f"The same failure (same fingerprint) hit {len(other_prs)} other PR(s) in the window: "
-            f"{', '.join(f'#{n}' for n in other_prs)}; changes that different cannot share a cause.",
+            f"{', '.join(f'#{n}' for n in other_prs)}. Those PRs change different code, so one change cannot "
+            "explain them all: the cause is more likely the runners they share.",
             first.html_url, Verdict.INFRA_FLAKE,
         ))
     return items

@@ -205,7 +205,7 @@ def judge_job(facts: TriageFacts, run: Run, job: Job, pr_of_run: dict[int, int |
     similar = _similar_failures(facts, run, job, classification, pr_of_run)
     hints = neighbour_hints(classification.root_cause.text if classification.root_cause else None)
     job_facts = JobFacts(job, run, log.status, classification, overlapping, in_flight, later, baseline, base,
-                         similar, hints)
+                         similar, hints, log.step_first_lines)
     relation = relate(job.name, classification.frames, classification.failed_tests, facts.changed_files,
                       owned_paths(config, job.name), facts.workflow_paths.get(run.workflow_id, ()))
     listed = len(facts.changed_files)
@@ -238,5 +238,6 @@ def judge(facts: TriageFacts) -> PullReport:
     contract_checks = tuple(job for job in facts.jobs if job.name in CONTRACT_JOBS)
     return PullReport(repo=facts.repo, pull=facts.pull, changed_files=facts.changed_files, runs=facts.runs,
                       failed_jobs=verdicts, timeline_jobs=facts.window_jobs, runs_by_id=all_runs,
-                      notes=tuple(notes), contract_checks=contract_checks, pr_of_run=pr_of_run)
+                      notes=tuple(notes), host_pattern=facts.config.host_pattern, contract_checks=contract_checks,
+                      pr_of_run=pr_of_run)
 

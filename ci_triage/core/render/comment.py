@@ -22,7 +22,7 @@ from ci_triage.core.decide.comment_state import (
     _lines,
     serialize_state,
 )
-from ci_triage.core.render.common import contract_line
+from ci_triage.core.render.common import contract_result
 from ci_triage.core.render.markdown import escape, job_section, summary_table
 from ci_triage.core.text import clip, shown_document
 from ci_triage.core.timefmt import parse_iso_aware
@@ -120,7 +120,7 @@ def _compose(report: PullReport, state_line: str, notes: Sequence[str], state: C
     pull = report.pull
     lines = [MARKER, state_line, f"## ci-triage: PR #{pull.number} — {escape(pull.title)}", ""]
     for job in report.contract_checks:
-        lines += [f"**Contract check** [{escape(job.name)}]({job.html_url}): {escape(contract_line(job))}", ""]
+        lines += [f"**Contract check** [{escape(job.name)}]({job.html_url}): {escape(contract_result(job))}", ""]
     if notes:
         lines += [*(f"> - {escape(note)}" for note in notes), ""]
     if not report.failed_jobs:

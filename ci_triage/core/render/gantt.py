@@ -20,11 +20,16 @@ from rich.text import Text
 from ci_triage.core.evidence.timeline import host_of
 from ci_triage.model import FAILED_CONCLUSIONS, Job, PullReport
 
-OWN_COLOR = "#1f77b4"
+OWN_COLOR = "#1f4fd8"
 FAILED_COLOR = "#d62728"
 NO_PR_COLOR = "#8c8c8c"
-# Colours for other PRs, in PR-number order; red and blue are kept for failures and this PR.
-PR_PALETTE = ("#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#bcbd22", "#17becf", "#393b79")
+# Colours for other PRs, in PR-number order. Red is kept for failures, blue for this PR and grey for
+# branches: none of these is near red, and each stays distinct (from the others and from those three)
+# when a terminal has only 16 or 256 colours (rich downgrades a colour to the nearest it has).
+PR_PALETTE = ("#2ca02c", "#c4a000", "#a000a0", "#00a0a0", "#50c850", "#e0e000", "#ff50ff", "#50e0e0")
+# Without colour (piped, NO_COLOR) a bar is drawn with these, and carries its PR in its text.
+OWN_FILL, OTHER_FILL = "▓", "░"
+MARKS = "abcdefghijklmnopqrstuvwxyz"
 # Tick spacings for the time axis, in minutes: the first that keeps labels apart is used.
 TICK_STEPS_MIN = (1, 2, 5, 10, 15, 20, 30, 60, 120, 180, 240, 360, 720, 1440)
 MAX_MERMAID_TASKS = 40
@@ -98,6 +103,11 @@ class Chart:
             grouped.setdefault(row.host_label, []).append(row)
         return list(grouped.items())
 
+    def mark_of(self, bar: Bar) -> str:
+        """A one-letter name of the bar's PR or branch, for bars too short to hold it (the legend keys it)."""
+        index = next((i for i, s in enumerate(self.series) if s.who == bar.who), None)
+        return "" if index is None else MARKS[index % len(MARKS)]
+
     def color_of(self, bar: Bar) -> str:
         if bar.state is BarState.FAILED:
             return FAILED_COLOR
@@ -131,11 +141,15 @@ def _strip_pool(name: str, labels: Iterable[str]) -> str:
     return name
 
 
-def _runner_parts(job: Job) -> tuple[str, str, str]:
-    """(host, short host label, runner label within the host) for a job's runner."""
+def _runner_parts(job: Job, host_pattern: re.Pattern[str] | None = None) -> tuple[str, str, str]:
+    """(host, short host label, runner label within the host) for a job's runner, the host as the
+    verdict infers it (the configured host_pattern, else timeline's default). A runner that is a host
+    of its own (GitHub-hosted `GitHub Actions 12`) has no label within it: its name is shown once."""
     runner = job.runner_name or "no runner"
-    host = host_of(job.runner_name) or runner
+    host = host_of(job.runner_name, host_pattern) or runner
     host_label = _strip_pool(host, job.labels)
+    if host == runner:
+        return host, host_label, ""
     rest = runner[len(host):].lstrip("-_.") if runner.startswith(host) else ""
     return host, host_label, rest or _strip_pool(runner, job.labels)
 
@@ -162,6 +176,7 @@ def _state(job: Job) -> BarState:
 
 
 def build_chart(report: PullReport) -> Chart:
+    host_pattern = re.compile(report.host_pattern) if report.host_pattern else None
     own_runs = {run.id for run in report.runs}
     jobs = {job.id: job for job in report.timeline_jobs}
     for verdict in report.failed_jobs:  # the failed jobs are always on the chart
@@ -187,7 +202,7 @@ def build_chart(report: PullReport) -> Chart:
         bar = Bar(job.id, job.run_id, job.name, short_job_name(job.name), who, pr, job.started_at,
                   job.completed_at or end, state, own, note if state is BarState.FAILED else None, job.html_url,
                   running=job.completed_at is None)
-        host, host_label, runner_label = _runner_parts(job)
+        host, host_label, runner_label = _runner_parts(job, host_pattern)
         key = (host, job.runner_name or "")
         rows.setdefault(key, []).append(bar)
         parts[key] = (host, host_label, runner_label)
@@ -258,9 +273,11 @@ class TerminalGantt:
     chart: Chart
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        yield from self.lines(options.max_width)
+        yield from self.lines(options.max_width, plain=console.no_color or console.color_system is None)
 
-    def lines(self, width: int) -> Iterator[Text]:
+    def lines(self, width: int, plain: bool = False) -> Iterator[Text]:
+        """The chart's lines; `plain` (no colour: piped, NO_COLOR) draws bars with fill characters and
+        puts the PR in each bar's text, since colour cannot tell them apart."""
         chart = self.chart
         yield Text(chart.heading, style="bold")
         if not chart.rows:
@@ -268,7 +285,7 @@ class TerminalGantt:
             return
         host_w = max(len(h) for h, _ in chart.hosts())
         runner_w = max(len(row.runner_label) for row in chart.rows)
-        label_w = host_w + runner_w + 3
+        label_w = host_w + runner_w + (3 if runner_w else 2)
         track_w = max(width - label_w - 1, 20)
         span_s = (chart.end - chart.start).total_seconds()
 
@@ -280,15 +297,15 @@ class TerminalGantt:
             for number, row in enumerate(rows):
                 line = Text(no_wrap=True, overflow="crop")
                 line.append(f"{host if number == 0 else '':<{host_w}} ", style="bold")
-                line.append(f"{row.runner_label:<{runner_w}} │", style="dim")
-                line.append_text(self._track(row, col, track_w, focus_cols))
+                line.append(f"{row.runner_label:<{runner_w}} │" if runner_w else "│", style="dim")
+                line.append_text(self._track(row, col, track_w, focus_cols, plain))
                 yield line
             if index < len(chart.hosts()) - 1:
                 yield Text(" " * (label_w - 1) + "│", style="dim")  # a gap between hosts
         yield from self._axis(label_w, track_w, col)
-        yield self._legend()
+        yield self._plain_legend() if plain else self._legend()
 
-    def _track(self, row: Row, col, track_w: int, focus_cols: set[int]) -> Text:  # noqa: ANN001
+    def _track(self, row: Row, col, track_w: int, focus_cols: set[int], plain: bool = False) -> Text:  # noqa: ANN001
         cells: list[tuple[str, str]] = [("·", "dim red") if c in focus_cols else (" ", "") for c in range(track_w)]
         for bar in row.bars:
             a, b = col(bar.start), col(bar.end)
@@ -297,9 +314,10 @@ class TerminalGantt:
             color = self.chart.color_of(bar)
             style = f"{_text_on(color)} on {color}" + (" bold underline" if bar.own else "")
             room = filled - 1 if bar.state is BarState.FAILED else filled  # the last cell holds the ✗
-            label = _fit(bar, room)
+            label = _fit_plain(bar, room, self.chart.mark_of(bar)) if plain else _fit(bar, room)
+            fill = (OWN_FILL if bar.own else OTHER_FILL) if plain else " "
             for offset in range(filled):
-                cells[a + offset] = (label[offset] if offset < len(label) else " ", style)
+                cells[a + offset] = (label[offset] if offset < len(label) else fill, style)
             if bar.state is BarState.FAILED:
                 cells[a + filled - 1] = ("✗", f"bold white on {FAILED_COLOR}")
         text = Text(no_wrap=True, overflow="crop")
@@ -320,7 +338,9 @@ class TerminalGantt:
             if all(ch == " " for ch in labels[max(0, left - 1) : left + len(stamp)]):
                 labels[left : left + len(stamp)] = stamp
         yield Text(" " * (label_w - 1) + "└" + "".join(rule), style="dim", no_wrap=True, overflow="crop")
-        yield Text(" " * label_w + "".join(labels).rstrip() + "  UTC", style="dim", no_wrap=True, overflow="crop")
+        # `UTC` in the label column, where it cannot be cropped at the right edge of a narrow console.
+        yield Text(f"{'UTC':>{label_w - 1}} " + "".join(labels[:track_w + 1]).rstrip(), style="dim", no_wrap=True,
+                   overflow="crop")
 
     def _legend(self) -> Text:
         legend = Text(no_wrap=False)
@@ -335,6 +355,22 @@ class TerminalGantt:
         legend.append("···", style="dim red")
         legend.append(" while this PR's job failed")
         return legend
+
+    def _plain_legend(self) -> Text:
+        keyed = ", ".join(f"{MARKS[i % len(MARKS)]}={s.who}" + (" (this PR)" if s.own else "")
+                          for i, s in enumerate(self.chart.series))
+        return Text(f"{OWN_FILL * 3} this PR's jobs   {OTHER_FILL * 3} other jobs; each bar names its PR or branch, "
+                    f"or its letter when short: {keyed}   ✗ failed   ··· while this PR's job failed", no_wrap=False)
+
+
+def _fit_plain(bar: Bar, room: int, mark: str) -> str:
+    """Without colour the PR is what tells bars apart: the label as in colour, else the PR alone, else
+    the PR's one-letter mark from the legend (a cut `#6` of #66 would name another PR)."""
+    note = f" {bar.failure_note}" if bar.failure_note and bar.failure_note != "failed" else ""
+    for candidate in (bar.label + note, bar.label, bar.who, mark):
+        if len(candidate) <= room:
+            return candidate
+    return ""
 
 
 def _fit(bar: Bar, room: int) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ci_triage.core.render.common import root_cause_url
 from ci_triage.core.text import shown_tree
 from ci_triage.core.timefmt import iso
 from ci_triage.model import Classification, JobVerdict, PullReport, RootCause
@@ -80,7 +81,7 @@ def job_entry(verdict: JobVerdict) -> dict[str, Any]:
         "retryable": c.retryable,
         "rule_id": c.rule_id,
         "root_cause_source": c.source,
-        "root_cause": root_cause_entry(root),
+        "root_cause": None if root is None else {**root_cause_entry(root), "url": root_cause_url(facts)},
         "captures": dict(c.captures),
         "fingerprint": c.fingerprint,
         "frames": [{"path": f.path, "line": f.line, "function": f.function, "package": f.package}
@@ -93,8 +94,8 @@ def job_entry(verdict: JobVerdict) -> dict[str, Any]:
             for o in facts.overlapping_jobs
         ],
         "in_flight_prs": list(facts.in_flight_prs),
-        "later_jobs_passed": [{"pr": o.pr, "run_id": o.run_id, "job_id": o.job_id, "name": o.name}
-                              for o in facts.later_jobs_passed],
+        "later_jobs_passed": [{"pr": o.pr, "run_id": o.run_id, "job_id": o.job_id, "name": o.name,
+                               "html_url": o.html_url} for o in facts.later_jobs_passed],
         "baseline": None if facts.baseline is None else {
             "samples": facts.baseline.samples, "median_s": facts.baseline.median_s,
             "spread_s": facts.baseline.spread_s},

@@ -10,15 +10,18 @@ from ci_triage.core.render import gantt
 from ci_triage.core.render.common import (
     VERDICT_ICON,
     VERDICT_LABEL,
-    contract_line,
+    contract_result,
+    frame_text,
     minutes,
     rerun_text,
+    root_cause_url,
     span,
+    top_frames,
     who,
 )
 from ci_triage.core.text import shown_document
 from ci_triage.core.text import shown as shown_line
-from ci_triage.model import JobVerdict, PullReport
+from ci_triage.model import Evidence, JobVerdict, PullReport
 
 MAX_OVERLAPS = 8
 MAX_ROOT_CAUSE_CHARS = 2000  # one log line can be megabytes; a PR comment holds 65,536 characters
@@ -50,18 +53,25 @@ def job_section(verdict: JobVerdict, *, max_overlaps: int = MAX_OVERLAPS, max_ev
     lines = [
         f"### {VERDICT_ICON[verdict.verdict]} [{escape(job.name)}]({job.html_url}) "
         f"({escape(facts.run.workflow_name)}): "
-        f"**{verdict.verdict.value}** ({VERDICT_LABEL[verdict.verdict]}, {rerun_text(verdict)})",
+        f"**{verdict.verdict.value}** ({VERDICT_LABEL[verdict.verdict]}; {rerun_text(verdict)})",
         "",
         f"- **Category:** `{c.category}`" + (f" (rule `{c.rule_id}`)" if c.rule_id else "")
         + f", confidence {verdict.confidence:.2f}",
     ]
     if c.root_cause:
         step = f" in step *{c.root_cause.step}*" if c.root_cause.step else ""
-        lines.append(f"- **Root cause** (log line {c.root_cause.line}{step}):")
+        url = root_cause_url(facts)
+        where = f"[log line {c.root_cause.line}]({url})" if url else f"log line {c.root_cause.line}"
+        lines.append(f"- **Root cause** ({where}{step}):")
         # One log line; a line break would end the list item and the fence with it.
         root_cause = shown_line(c.root_cause.text.strip().replace("\r", " ").replace("\n", " "), MAX_ROOT_CAUSE_CHARS)
         fence = code_fence(root_cause)
         lines += ["", f"  {fence}", f"  {root_cause}", f"  {fence}", ""]
+    frames, hidden = top_frames(c.frames)
+    if frames:
+        more = f"; {hidden} outer frame(s) not shown" if hidden else ""
+        lines.append(f"- **Stack** (innermost last{more}): "
+                     + " → ".join(f"`{code_escape(frame_text(f))}`" for f in frames))
     if c.captures:
         lines.append("- **Facts:** " + ", ".join(f"{k} `{describe_capture(k, v)}`" for k, v in sorted(c.captures.items())))
     lines.append(f"- **Ran:** {span(job)} UTC on `{job.runner_name}` ({', '.join(job.labels)}), "
@@ -70,8 +80,7 @@ def job_section(verdict: JobVerdict, *, max_overlaps: int = MAX_OVERLAPS, max_ev
     shown = [item for item in verdict.evidence if item.kind != "root_cause"]  # the root cause is shown above
     limit = len(shown) if max_evidence is None else max_evidence
     for item in shown[:limit]:
-        link = f" ([link]({item.url}))" if item.url else ""
-        lines.append(f"  - {escape(item.text)}{link}")
+        lines.append(f"  - {escape(item.text)}{evidence_links(verdict, item)}")
     if len(shown) > limit:
         lines.append(f"  - … {len(shown) - limit} more (run `ci-triage report` for all of them)")
     lines += extra
@@ -88,6 +97,19 @@ def job_section(verdict: JobVerdict, *, max_overlaps: int = MAX_OVERLAPS, max_ev
     return lines
 
 
+MAX_LINKED_JOBS = 10
+
+
+def evidence_links(verdict: JobVerdict, item: Evidence) -> str:
+    """The links after an evidence sentence: each job a sentence counts, when it counts several."""
+    if item.kind == "queue_drained" and verdict.facts.later_jobs_passed:
+        jobs = verdict.facts.later_jobs_passed
+        links = [f"[{escape(gantt.short_job_name(o.name))} {escape(who(o))}]({o.html_url})" for o in jobs[:MAX_LINKED_JOBS]]
+        more = f", … {len(jobs) - MAX_LINKED_JOBS} more" if len(jobs) > MAX_LINKED_JOBS else ""
+        return f" ({', '.join(links)}{more})"
+    return f" ([link]({item.url}))" if item.url else ""
+
+
 def summary_table(failed_jobs: Sequence[JobVerdict]) -> list[str]:
     lines = ["| job | verdict | category | rerun |", "|---|---|---|---|"]
     for verdict in failed_jobs:
@@ -101,7 +123,7 @@ def render(report: PullReport) -> str:
     pull = report.pull
     lines = [f"## ci-triage: PR #{pull.number} — {escape(pull.title)}", ""]
     for job in report.contract_checks:
-        lines += [f"**Contract check** [{job.name}]({job.html_url}): {contract_line(job)}", ""]
+        lines += [f"**Contract check** [{escape(job.name)}]({job.html_url}): {contract_result(job)}", ""]
     if not report.failed_jobs:
         lines.append(f"No failed jobs on the head commit `{pull.head_sha[:7]}`.")
         return shown_document("\n".join(lines) + "\n")

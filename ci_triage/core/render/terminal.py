@@ -14,8 +14,12 @@ from ci_triage.core.render.common import (
     VERDICT_LABEL,
     clock,
     contract_line,
+    frame_text,
     minutes,
     rerun_text,
+    root_cause_url,
+    span,
+    top_frames,
     who,
 )
 from ci_triage.core.text import shown
@@ -79,13 +83,21 @@ def _short_runner(job: Job) -> str:
     return name
 
 
+def _link(address: str) -> Text:
+    """An address shown whole (folded over lines when the console is narrow, never cut). A link (OSC 8)
+    only to a plain https address: the terminal shows its text, not its target."""
+    url = shown(address)
+    plain = url.startswith("https://") and not any(ch.isspace() for ch in url)
+    return Text(url, style=("link " + url) if plain else "", overflow="fold")
+
+
 def _job_panel(verdict: JobVerdict, jobs_by_id: dict[int, Job]) -> Panel:
     facts = verdict.facts
     job, c = facts.job, facts.classification
     parts: list[RenderableType] = []
     head = Text()
     head.append(f"{verdict.verdict.value}", style=VERDICT_STYLE[verdict.verdict])
-    head.append(f" — {VERDICT_LABEL[verdict.verdict]}, {rerun_text(verdict)} (confidence {verdict.confidence:.2f})")
+    head.append(f" — {VERDICT_LABEL[verdict.verdict]}; {rerun_text(verdict)} (confidence {verdict.confidence:.2f})")
     parts.append(head)
     info = Table.grid(padding=(0, 1))
     info.add_column(style="dim")
@@ -97,16 +109,23 @@ def _job_panel(verdict: JobVerdict, jobs_by_id: dict[int, Job]) -> Panel:
     if c.root_cause:
         info.add_row("root cause", Text(f"line {c.root_cause.line}"
                                         + (f", step '{shown(c.root_cause.step)}'" if c.root_cause.step else "")))
-        info.add_row("", Text(shown(c.root_cause.text.strip(), MAX_ROOT_CAUSE_CHARS), style="bold"))
+        # Fold, never crop: a test name or a port is read whole, at any width.
+        info.add_row("", Text(shown(c.root_cause.text.strip(), MAX_ROOT_CAUSE_CHARS), style="bold", overflow="fold"))
+    frames, hidden = top_frames(c.frames)
+    if frames:
+        stack = Text("\n".join(shown(frame_text(f)) for f in frames), overflow="fold")
+        if hidden:
+            stack.append(f"\n({hidden} outer frame(s) not shown; innermost last)", style="dim")
+        info.add_row("stack", stack)
     if c.captures:
         info.add_row("captures",
                      Text(shown(", ".join(f"{k}={describe_capture(k, v)}" for k, v in sorted(c.captures.items())))))
-    info.add_row("ran", Text(shown(f"{clock(job.started_at)}–{clock(job.completed_at)} UTC on {job.runner_name} "
+    info.add_row("ran", Text(shown(f"{span(job)} UTC on {job.runner_name} "
                                    f"({', '.join(job.labels)}), {minutes(job.duration_s)}")))
-    url = shown(job.html_url)
-    # A link (OSC 8) only to a plain https address: the terminal shows its text, not its target.
-    plain = url.startswith("https://") and not any(c.isspace() for c in url)
-    info.add_row("job", Text(url, style=("link " + url) if plain else ""))
+    info.add_row("job", _link(job.html_url))
+    line_url = root_cause_url(facts)
+    if line_url:
+        info.add_row("log line", _link(line_url))
     if facts.overlapping_jobs:
         prs = ", ".join(f"#{n}" for n in facts.in_flight_prs) or "none"
         info.add_row("overlapping", f"{len(facts.overlapping_jobs)} job(s) of other runs; PRs in flight: {prs}")
@@ -118,7 +137,7 @@ def _job_panel(verdict: JobVerdict, jobs_by_id: dict[int, Job]) -> Panel:
     evidence.add_column()
     for item in verdict.evidence:
         if item.kind != "root_cause":  # shown above
-            evidence.add_row("•", Text(shown(item.text)))
+            evidence.add_row("•", Text(shown(item.text), overflow="fold"))
     parts.append(Text("evidence", style="dim"))
     parts.append(evidence)
     if facts.overlapping_jobs:
