@@ -128,6 +128,16 @@ class GitHubWriter:
             return CollaboratorPermission(Access.UNKNOWN, detail=error.message)
         return CollaboratorPermission(Access.KNOWN, payload.get("permission") or "none", payload.get("role_name"))
 
+    def identity(self) -> dict[str, Any] | None:
+        """Who the token is, from GET /user ("Get the authenticated user"), or None when GitHub will not
+        say: the endpoint is not enabled for GitHub Apps (`enabledForGitHubApps: false` in GitHub's OpenAPI
+        description), so the workflow's GITHUB_TOKEN and an App installation token get 403 "Resource not
+        accessible by integration". The caller then learns the login from a comment or reaction it writes."""
+        try:
+            return self._send("GET", "/user", what="the token's user").data
+        except (Forbidden, NotFound):
+            return None
+
     # --- writes ---------------------------------------------------------------------------------
     def rerun_job(self, repo: str, job_id: int) -> None:
         """Re-run one job (and, on GitHub, the jobs that depend on it) as a new attempt of its run."""
@@ -163,12 +173,22 @@ class GitHubWriter:
         return self._send("PATCH", f"/repos/{repo}/issues/comments/{comment_id}", json={"body": body},
                           what=f"update of comment {comment_id} in {repo}", idempotent=True).data
 
-    def react(self, repo: str, comment_id: int, content: str) -> None:
+    def delete_comment(self, repo: str, comment_id: int) -> bool:
+        """Delete an issue comment (DELETE /repos/{owner}/{repo}/issues/comments/{comment_id}, 204); False
+        when it was already gone (404), so deleting twice is harmless and safe to repeat."""
+        try:
+            self._send("DELETE", f"/repos/{repo}/issues/comments/{comment_id}",
+                       what=f"deletion of comment {comment_id} in {repo}", idempotent=True)
+        except NotFound:
+            return False
+        return True
+
+    def react(self, repo: str, comment_id: int, content: str) -> dict[str, Any] | None:
         if content not in REACTIONS:
             raise UsageError(f"{content!r} is not a GitHub reaction", hint=f"Use one of {', '.join(REACTIONS)}.")
         # GitHub answers 200 with the existing reaction when it is already there: safe to repeat.
-        self._send("POST", f"/repos/{repo}/issues/comments/{comment_id}/reactions", json={"content": content},
-                   what=f"reaction to comment {comment_id} in {repo}", idempotent=True)
+        return self._send("POST", f"/repos/{repo}/issues/comments/{comment_id}/reactions", json={"content": content},
+                          what=f"reaction to comment {comment_id} in {repo}", idempotent=True).data
 
     # --- plumbing -------------------------------------------------------------------------------
     def _rerun(self, repo: str, run_id: int, attempt_before: int, path: str, what: str) -> None:
