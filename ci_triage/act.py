@@ -169,8 +169,9 @@ class Actor:
         refusal = cooldown_refusal(state, now)
         if refusal is not None:
             outcome.notes.append(refusal)
-            if apply:
-                self._learn(self.writer.create_comment(repo, number, f"@{commenter}, {refusal}"))
+            # Answered once per user per cooldown too: a flood of /rerun during the cooldown gets one reply.
+            if apply and may_answer_refusal(self._our_comments(repo, number), commenter, now, bot_login=None):
+                self._learn(self.writer.create_comment(repo, number, refusal_reply(commenter, f"@{commenter}, {refusal}")))
             return outcome
         report = self.triage.report(repo, number)
         outcome.report = report

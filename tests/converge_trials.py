@@ -9,8 +9,9 @@ Shared by `tests/test_converge.py` (a few repetitions in the default suite) and 
 
 Identities: `actions` (an installation token, `ghs_...`: the fake acts as github-actions[bot] and
 answers GET /user with 403, as GitHub does) or `pat` (a personal token of maintainer-mia, who has write
-access: GET /user names her, her comments are hers). `code` puts another checkout first on the
-subprocesses' PYTHONPATH, to measure e.g. main before a change.
+access: GET /user names her, her comments are hers). `python` runs the subprocesses with another
+interpreter (e.g. a venv with main installed, to measure before a change; PYTHONPATH would not do, an
+editable install's finder comes first).
 """
 
 from __future__ import annotations
@@ -51,6 +52,8 @@ class Trial:
     stickies: int  # sticky comments at the end (any author)
     records: int  # rerun records in the (first) sticky comment's state
     failures: list[str]  # stderr of processes that exited non-zero
+    created: int = 0  # sticky comments created during the trial (duplicates a race made, then deleted)
+    deleted: int = 0  # comments deleted (204)
 
     @property
     def ok(self) -> bool:
@@ -95,14 +98,14 @@ def rerun_comment_event(case: dict[str, Any], commenter: dict[str, Any]) -> dict
     return event
 
 
-def _run(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+def _run(args: list[str], env: dict[str, str], python: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items()
             if k not in ("GITHUB_STEP_SUMMARY", "GITHUB_OUTPUT", "GITHUB_TOKEN", "GH_TOKEN")}
-    return subprocess.run([sys.executable, "-m", "ci_triage", *args], capture_output=True, text=True,
-                          timeout=300, env={**base, **env})
+    return subprocess.run([python, "-m", "ci_triage", *args], capture_output=True, text=True,
+                          timeout=300, env={**base, **env}, cwd=cwd)  # not this checkout: `-m` looks in cwd first
 
 
-def trial(scenario: str, identity: str, *, writers: int = 5, code: Path | None = None,
+def trial(scenario: str, identity: str, *, writers: int = 5, python: str | None = None,
           write_interval: float = 0.0) -> Trial:
     case = _case()
     run = _failed_run(case)
@@ -121,19 +124,20 @@ def trial(scenario: str, identity: str, *, writers: int = 5, code: Path | None =
         with FakeGitHub(case, users={PAT: maintainer}) as fake:
             env = {"GITHUB_API_URL": fake.base_url, "GITHUB_TOKEN": PAT if identity == "pat" else INSTALLATION,
                    "CI_TRIAGE_WRITE_INTERVAL": str(write_interval), "GITHUB_EVENT_NAME": "issue_comment"}
-            if code is not None:
-                env["PYTHONPATH"] = os.pathsep.join([str(code), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
 
             def start(index: int) -> subprocess.CompletedProcess[str]:
                 args = [*commands[index][:1], "--store", str(folder / f"store-{index}.sqlite3"), *commands[index][1:]]
-                return _run(args, env)
+                return _run(args, env, python or sys.executable, folder)
 
             with ThreadPoolExecutor(max_workers=len(commands)) as pool:
                 results = list(pool.map(start, range(len(commands))))
             reruns = [r for r in fake.served(path_regex=RERUN_PATH, method="POST") if r.status == 201]
+            created = sum(1 for r in fake.served(path_regex=r"/issues/\d+/comments$", method="POST")
+                          if r.status == 201 and isinstance(r.body, dict) and str(r.body.get("body")).startswith(MARKER))
+            deleted = sum(1 for r in fake.served(method="DELETE") if r.status == 204)
             with fake._state:
                 comments = [c for c in fake._comments_of(PR_NUMBER) if c["body"].startswith(MARKER)]
     state = parse_comment(comments[0]["body"]) if comments else None
     records = sum(len(r.reruns) for r in state.runs) if state else 0
     failures = [r.stderr.strip()[-500:] for r in results if r.returncode != 0]
-    return Trial(scenario, identity, len(reruns), len(comments), records, failures)
+    return Trial(scenario, identity, len(reruns), len(comments), records, failures, created, deleted)

@@ -153,9 +153,7 @@ def test_the_same_event_five_times_at_once_reruns_once(case, tmp_path, shared_st
         assert result.returncode == 0, result.stderr
         assert "secret-token-xyz" not in result.stdout + result.stderr
     assert rerun_paths == [f"/repos/{DEMO_REPO}/actions/runs/{run['id']}/rerun-failed-jobs"]
-    if shared_store:
-        assert len(stickies) == 1  # on one machine the store's claim also keeps the comment single
-    assert stickies  # (across machines GitHub's concurrency group serializes the workflow instead)
+    assert len(stickies) == 1  # on one machine or several: the writers converge (tests/test_converge.py)
 
 
 def _with_failed_second_attempt(case: dict[str, Any], number: int) -> tuple[dict[str, Any], dict[str, Any]]:
