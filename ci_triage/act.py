@@ -96,21 +96,19 @@ class Actor:
 
     # --- who we are -----------------------------------------------------------------------------
     def identity(self) -> str | None:
-        """The token's login: GET /user for a personal token. An installation token (the workflow's
-        GITHUB_TOKEN, `ghs_...`, or an App's) gets 403 there, so it is learned from the first comment or
-        reaction we write; until then None, which `core.decide.converge` reads as github-actions[bot]."""
+        """The token's login (`GitHubWriter.identity`: GET /user, or GraphQL's viewer for an installation
+        token); when GitHub says neither, learned from the first comment or reaction we write; until then
+        None, which `core.decide.converge` reads as github-actions[bot]."""
         if self._identity is None and not self._identity_asked:
             self._identity_asked = True
-            if not (self.writer.connection.token or "").startswith("ghs_"):
-                user = self.writer.identity()
-                self._learn(user)
+            self._identity = self.writer.identity()
         return self._identity
 
     def _learn(self, written: dict | None) -> None:
-        """Take the identity from a user object, or from the author of something we just wrote."""
+        """Take the identity from the author of something we just wrote (a comment, a reaction)."""
         if not isinstance(written, dict):
             return
-        login = written.get("login") if "login" in written else login_of(written)
+        login = login_of(written)
         if isinstance(login, str) and login:
             self._identity = login
 

@@ -110,6 +110,7 @@ def test_a_duplicate_of_ours_is_merged_into_the_oldest_and_deleted(case, tmp_pat
     with FakeGitHub(case) as fake, Store(tmp_path / "s.sqlite3") as store:
         outcome = actor(fake, store, "ghs_installation").triage_run(DEMO_REPO, run["id"], apply=True)
         assert fake.served(path_regex=r"^/user$") == []  # an installation token: GET /user would be 403
+        assert [r.status for r in fake.served(path_regex=r"^/graphql$")] == [200]
         [kept] = [c for c in _comments(fake) if c["body"].startswith(MARKER)]
         deleted = fake.served(method="DELETE")
     assert outcome.comment == "updated" and kept["id"] == 11
@@ -118,16 +119,29 @@ def test_a_duplicate_of_ours_is_merged_into_the_oldest_and_deleted(case, tmp_pat
     assert {r.run_id for r in state.runs if r.reruns} == {1, 2, run["id"]}
 
 
-def test_an_installation_token_learns_its_login_from_its_first_comment(case, tmp_path):  # noqa: F811
-    """An App's token comments as `<slug>[bot]`, which GET /user will not tell; the comment it creates
-    does, and the older comment of that App is then the one kept."""
+@pytest.mark.parametrize("graphql", [True, False], ids=["graphql-viewer", "first-comment"])
+def test_an_app_token_learns_its_bot_login(case, tmp_path, graphql):  # noqa: F811
+    """An App's token comments as `<slug>[bot]`, which GET /user will not tell (403): GraphQL's viewer
+    does, or else the comment it creates; the older comment of that App is then the one kept."""
     app = payloads.bot_user("triage-app[bot]", 99_000_001)
     older = CommentState().with_rerun(RerunRecord(1, 1, (), "failed", "2026-05-12T10:00:00Z", "bot:khazic", "a"))
     _seed(case, (11, _sticky_body(older), app, datetime.now(UTC) - timedelta(minutes=1), "NONE"))
     with FakeGitHub(case, bot_login="triage-app[bot]") as fake, Store(tmp_path / "s.sqlite3") as store:
+        if not graphql:
+            fake.inject("POST", r"^/graphql$", 404)  # e.g. an Enterprise Server without it
         one = actor(fake, store, "test-token")
-        one.triage_run(DEMO_REPO, _failed_run(case)["id"], apply=True)
+        outcome = one.triage_run(DEMO_REPO, _failed_run(case)["id"], apply=True)
         assert [r.status for r in fake.served(path_regex=r"^/user$")] == [403]
         assert one.identity() == "triage-app[bot]"
         [kept] = [c for c in _comments(fake) if c["body"].startswith(MARKER)]
+        deleted = fake.served(method="DELETE")
     assert kept["id"] == 11 and parse_comment(kept["body"]).run(1) is not None
+    # Knowing its login up front, it edits its comment; learning it from its own new one, it merges and deletes.
+    assert (outcome.comment, len(deleted)) == (("updated", 0) if graphql else ("merged", 1))
+
+
+def test_the_actions_token_asks_graphql_who_it_is_not_get_user(case, tmp_path):  # noqa: F811
+    with FakeGitHub(case) as fake, Store(tmp_path / "s.sqlite3") as store:
+        one = actor(fake, store, "ghs_installation")
+        assert one.identity() == "github-actions[bot]"
+        assert fake.served(path_regex=r"^/user$") == [] and len(fake.served(path_regex=r"^/graphql$")) == 1

@@ -238,6 +238,13 @@ def test_get_user_answers_a_personal_token_and_refuses_an_installation() -> None
         anonymous = client.get("/user")
         assert anonymous.status_code == 401
         validate_response("GET", "/user", 401, anonymous.json(), strict=True)
+        # GraphQL's viewer names either (GitHub's docs: `viewer` is "the currently authenticated user"; for an
+        # installation token it is the App's bot, e.g. fullsend-ai/fullsend#1953 saw `fullsend-ai-coder[bot]`).
+        query = {"query": "query { viewer { login } }"}
+        for token, login in ((PAT, person["login"]), ("t", "github-actions[bot]")):
+            viewer = client.post("/graphql", json=query, headers={"Authorization": f"Bearer {token}"})
+            assert viewer.status_code == 200 and viewer.json() == {"data": {"viewer": {"login": login}}}
+        assert client.post("/graphql", json=query).status_code == 401
         # Each token writes as its own identity.
         made = client.post(f"{R}/issues/67/comments", json={"body": "x"}, headers={"Authorization": f"Bearer {PAT}"})
         assert made.json()["user"]["login"] == person["login"]

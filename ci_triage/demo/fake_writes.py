@@ -66,6 +66,22 @@ class Writes:
                                  "https://docs.github.com/rest/users/users#get-the-authenticated-user", "status": "403"})
         return authenticated_user(user, datetime(2020, 1, 1, tzinfo=UTC))
 
+    def _graphql(self, raw: bytes, headers: dict[str, str]) -> dict[str, Any]:
+        """POST /graphql, for the one query ci-triage sends, `{ viewer { login } }`: the token's user, which
+        for an installation token is the App's bot (GitHub answers `<slug>[bot]` there, where GET /user is
+        403). Any other query gets GraphQL's error shape (HTTP 200 with `errors`)."""
+        if not (headers.get("Authorization") or headers.get("authorization")):
+            raise Response(401, {"message": "This endpoint requires you to be authenticated.",
+                                 "documentation_url": "https://docs.github.com/graphql/guides/forming-calls-with-graphql#authenticating-with-graphql",
+                                 "status": "401"})
+        try:
+            query = json.loads(raw).get("query")
+        except (ValueError, AttributeError):
+            raise error(400, "Problems parsing JSON") from None
+        if not isinstance(query, str) or "".join(query.split()) not in ("query{viewer{login}}", "{viewer{login}}"):
+            return {"errors": [{"message": "This fake answers only { viewer { login } }"}]}
+        return {"data": {"viewer": {"login": self._actor(headers)[0]["login"]}}}
+
     def _write(self, method: str, rest: str, raw: bytes, actor: dict[str, Any] | None = None) -> None:
         """Act on a write and raise its answer (_Response), as GitHub answers it."""
         try:

@@ -274,6 +274,8 @@ class FakeGitHub(FaultInjection, Writes):
             return self._rate_limit(), {}
         elif path == "/user" and method == "GET":
             return self._authenticated_user(headers), {}
+        elif path == "/graphql" and method == "POST":
+            return self._graphql(body, headers), {}
         else:
             raise not_found()
         if method in ("POST", "PATCH", "DELETE"):

@@ -128,15 +128,35 @@ class GitHubWriter:
             return CollaboratorPermission(Access.UNKNOWN, detail=error.message)
         return CollaboratorPermission(Access.KNOWN, payload.get("permission") or "none", payload.get("role_name"))
 
-    def identity(self) -> dict[str, Any] | None:
-        """Who the token is, from GET /user ("Get the authenticated user"), or None when GitHub will not
-        say: the endpoint is not enabled for GitHub Apps (`enabledForGitHubApps: false` in GitHub's OpenAPI
-        description), so the workflow's GITHUB_TOKEN and an App installation token get 403 "Resource not
-        accessible by integration". The caller then learns the login from a comment or reaction it writes."""
+    def identity(self) -> str | None:
+        """The login the token acts as, or None when GitHub will not say.
+
+        GET /user ("Get the authenticated user") answers a personal token. It is not enabled for GitHub
+        Apps (`enabledForGitHubApps: false` in GitHub's OpenAPI description): the workflow's GITHUB_TOKEN
+        and an App's installation token (both `ghs_...`) get 403 "Resource not accessible by integration".
+        For those, GraphQL's `viewer` names the App's bot user (`github-actions[bot]`, `<slug>[bot]`); an
+        installation token skips GET /user. When neither answers, the caller learns the login from a
+        comment or reaction it writes."""
+        if not (self.connection.token or "").startswith("ghs_"):
+            try:
+                login = (self._send("GET", "/user", what="the token's user").data or {}).get("login")
+                return login if isinstance(login, str) and login else None
+            except (Forbidden, NotFound):
+                pass
         try:
-            return self._send("GET", "/user", what="the token's user").data
-        except (Forbidden, NotFound):
+            answer = self._send("POST", self._graphql_url(), json={"query": "query { viewer { login } }"},
+                                what="the token's GraphQL viewer", idempotent=True).data
+        except (Forbidden, NotFound, UsageError):
             return None
+        login = ((answer or {}).get("data") or {}).get("viewer", {}) if isinstance(answer, dict) else None
+        login = login.get("login") if isinstance(login, dict) else None
+        return login if isinstance(login, str) and login else None
+
+    def _graphql_url(self) -> str:
+        """api.github.com/graphql; on GitHub Enterprise Server the REST root is /api/v3, GraphQL's /api/graphql."""
+        if self.api_url.endswith("/api/v3"):
+            return self.api_url[: -len("/v3")] + "/graphql"
+        return f"{self.api_url}/graphql"
 
     # --- writes ---------------------------------------------------------------------------------
     def rerun_job(self, repo: str, job_id: int) -> None:
