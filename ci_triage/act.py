@@ -11,8 +11,8 @@ Every rerun request, refusal and comment write is recorded in the store's audit 
 
 One sticky comment per identity however many invocations write at once (`core.decide.converge` decides,
 this module lists, patches and deletes): the comment is ours when it carries the marker and is written by
-the token's own identity (GET /user, or for an installation token the author of a comment or reaction
-we wrote); after writing, we list again, make the oldest of ours hold every state of ours, then delete
+the token's own identity (GET /user; for an installation token GraphQL's viewer, else the author of a
+comment or reaction we wrote); after writing, we list again, make the oldest of ours hold every state of ours, then delete
 our own duplicates, and check once more after a pause for a concurrent writer's late edit.
 
 What to rerun, who may ask and what to answer is decided by `core.decide.actions` (pure); this module
@@ -43,11 +43,10 @@ from ci_triage.core.decide.comment_state import (
     parse_comment,
 )
 from ci_triage.core.decide.converge import converge, foreign_state, login_of, merge_states, ours
-from ci_triage.core.github.events import is_bot
 from ci_triage.core.decide.refusals import may_answer_refusal, refusal_reply
 from ci_triage.core.decide.rerun import RerunPlan, plan_reruns
 from ci_triage.core.github.convert import run_from_payload
-from ci_triage.core.github.events import CommentEvent
+from ci_triage.core.github.events import CommentEvent, is_bot
 from ci_triage.core.render.comment import needs_update, render_comment, render_incomplete
 from ci_triage.core.timefmt import iso_seconds
 from ci_triage.errors import Forbidden, GitHubError

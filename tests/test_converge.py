@@ -14,13 +14,13 @@ from typing import Any
 
 import pytest
 
+from ci_triage.act import Actor
 from ci_triage.core.decide.comment_state import MARKER, CommentState, RerunRecord, parse_comment, serialize_state
 from ci_triage.core.github.events import parse_issue_comment
 from ci_triage.demo import payloads
 from ci_triage.demo.replay import FakeGitHub
 from ci_triage.github.client import Connection, GitHubClient
 from ci_triage.github.writer import GitHubWriter
-from ci_triage.act import Actor
 from ci_triage.service import Triage
 from ci_triage.store import Store
 from tests.conftest import DEMO_REPO
