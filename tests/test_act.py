@@ -123,7 +123,8 @@ def test_plan_only_without_apply_writes_nothing(case, tmp_path):
     run = next(r for r in latest_runs(case) if pr_of_run(case, r) == 67 and r["conclusion"] == "failure")
     with FakeGitHub(case) as fake, Store(tmp_path / "s.sqlite3") as store:
         outcome = actor_for(fake, store).triage_run(DEMO_REPO, run["id"], apply=False)
-        writes = [r for r in fake.served() if r.method != "GET"]
+        # POST /graphql asks who the token is (`{ viewer { login } }`): a read, whatever its method.
+        writes = [r for r in fake.served() if r.method != "GET" and r.path != "/graphql"]
     assert outcome.plans[0].mode == "failed" and outcome.reruns == [] and writes == []
 
 
@@ -153,9 +154,7 @@ def test_the_same_event_five_times_at_once_reruns_once(case, tmp_path, shared_st
         assert result.returncode == 0, result.stderr
         assert "secret-token-xyz" not in result.stdout + result.stderr
     assert rerun_paths == [f"/repos/{DEMO_REPO}/actions/runs/{run['id']}/rerun-failed-jobs"]
-    if shared_store:
-        assert len(stickies) == 1  # on one machine the store's claim also keeps the comment single
-    assert stickies  # (across machines GitHub's concurrency group serializes the workflow instead)
+    assert len(stickies) == 1  # on one machine or several: the writers converge (tests/test_converge.py)
 
 
 def _with_failed_second_attempt(case: dict[str, Any], number: int) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -349,7 +348,8 @@ def test_a_rerun_comment_by_a_deleted_user_does_nothing(case, tmp_path):
     event = parse_issue_comment(payload)
     with FakeGitHub(case) as fake, Store(tmp_path / "s.sqlite3") as store:
         outcome = actor_for(fake, store).handle_comment(event)
-        writes = [r for r in fake.served() if r.method != "GET"]
+        # POST /graphql asks who the token is (`{ viewer { login } }`): a read, whatever its method.
+        writes = [r for r in fake.served() if r.method != "GET" and r.path != "/graphql"]
     assert writes == [] and outcome.reruns == [] and "deleted" in outcome.notes[0]
 
 

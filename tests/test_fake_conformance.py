@@ -113,6 +113,8 @@ WRITES: list[tuple[str, str, Any, int]] = [
     ("POST", f"{R}/issues/comments/{{comment}}/reactions", {"content": "rocket"}, 201),
     ("POST", f"{R}/issues/comments/{{comment}}/reactions", {"content": "rocket"}, 200),  # "Reaction exists"
     ("POST", f"{R}/actions/jobs/{{other_failed_job}}/rerun", {"enable_debug_logging": False}, 201),
+    ("POST", f"{R}/issues/67/comments", {"body": "a duplicate, deleted next"}, 201),
+    ("DELETE", f"{R}/issues/comments/{{last_comment}}", None, 204),
 ]
 UNKNOWN_WRITES = [
     ("POST", f"{R}/actions/runs/1/rerun-failed-jobs"),
@@ -120,6 +122,7 @@ UNKNOWN_WRITES = [
     ("POST", f"{R}/issues/9999/comments"),
     ("PATCH", f"{R}/issues/comments/1"),
     ("POST", f"{R}/issues/comments/1/reactions"),
+    ("DELETE", f"{R}/issues/comments/1"),
 ]
 
 # Operations in the vendored subset that the fake does not implement (yet): it must answer them with
@@ -190,7 +193,7 @@ def test_endpoint_body_matches_githubs_schema(api: httpx.Client, endpoint: tuple
 
 def test_endpoints_cover_every_operation_of_the_subset(api: httpx.Client) -> None:
     covered = {f"GET {template_of('GET', path)}" for path, _ in ENDPOINTS} | {LOGS_TEMPLATE}
-    covered |= {f"{method} {template_of(method, path)}" for method, path, _, _ in WRITES}
+    covered |= {f"{method} {template_of(method, path)}" for method, path, _, _ in WRITES} | {"GET /user"}
     assert None not in {template_of("GET", path) for path, _ in ENDPOINTS}
     vendored = set(load_subset()["operations"])
     # A newly vendored operation must be either served and tested here, or listed as not served.
@@ -205,6 +208,48 @@ def test_endpoints_cover_every_operation_of_the_subset(api: httpx.Client) -> Non
         response = api.request(method, path, json={} if method != "GET" else None)
         assert response.status_code == 404, operation
         assert response.json() == NOT_FOUND
+
+
+# --- who the token is -----------------------------------------------------------------------------
+
+PAT = "ghp_fakePersonalToken0123456789abcdefABCD"
+
+
+def test_get_user_answers_a_personal_token_and_refuses_an_installation() -> None:
+    """GET /user: the private-user object for a personal token; 403 "Resource not accessible by
+    integration" for an installation token (the workflow's GITHUB_TOKEN), as GitHub answers, since the
+    operation is not enabled for GitHub Apps (`x-github.enabledForGitHubApps: false` in @octokit/openapi 23.0.2's
+    api.github.com.deref.json; the vendored subset keeps only the responses); 401 with no token."""
+    person = {k: v for k, v in PR["user"].items() if k in ("login", "id", "node_id", "avatar_url", "gravatar_id",
+                                                           "url", "html_url", "followers_url", "following_url",
+                                                           "gists_url", "starred_url", "subscriptions_url",
+                                                           "organizations_url", "repos_url", "events_url",
+                                                           "received_events_url", "type", "site_admin",
+                                                           "user_view_type")}
+    with FakeGitHub(CASE, users={PAT: person}) as fake, httpx.Client(base_url=fake.base_url, timeout=10) as client:
+        mine = client.get("/user", headers={"Authorization": f"Bearer {PAT}"})
+        assert mine.status_code == 200 and mine.json()["login"] == person["login"]
+        validate_response("GET", "/user", 200, mine.json(), strict=True)
+        assert_github_headers(mine)
+        installation = client.get("/user", headers={"Authorization": "Bearer ghs_installation"})
+        assert installation.status_code == 403
+        assert installation.json()["message"] == "Resource not accessible by integration"
+        validate_response("GET", "/user", 403, installation.json(), strict=True)
+        anonymous = client.get("/user")
+        assert anonymous.status_code == 401
+        validate_response("GET", "/user", 401, anonymous.json(), strict=True)
+        # GraphQL's viewer names either (GitHub's docs: `viewer` is "the currently authenticated user"; for an
+        # installation token it is the App's bot, e.g. fullsend-ai/fullsend#1953 saw `fullsend-ai-coder[bot]`).
+        query = {"query": "query { viewer { login } }"}
+        for token, login in ((PAT, person["login"]), ("t", "github-actions[bot]")):
+            viewer = client.post("/graphql", json=query, headers={"Authorization": f"Bearer {token}"})
+            assert viewer.status_code == 200 and viewer.json() == {"data": {"viewer": {"login": login}}}
+        assert client.post("/graphql", json=query).status_code == 401
+        # Each token writes as its own identity.
+        made = client.post(f"{R}/issues/67/comments", json={"body": "x"}, headers={"Authorization": f"Bearer {PAT}"})
+        assert made.json()["user"]["login"] == person["login"]
+        other = client.post(f"{R}/issues/67/comments", json={"body": "y"}, headers={"Authorization": "Bearer t"})
+        assert other.json()["user"]["login"] == "github-actions[bot]"
 
 
 # --- writes -------------------------------------------------------------------------------------
@@ -225,10 +270,15 @@ def test_writes_answer_as_github_documents() -> None:
             assert response.status_code == status, (method, concrete, response.text)
             template = template_of(method, concrete)
             assert template is not None
+            if status == 204:  # "No Content": no body, no content type
+                assert response.content == b"" and "content-type" not in response.headers
+                validate_response(method, template, status, None)
+                continue
             validate_response(method, template, status, response.json(), strict=True)
             assert_github_headers(response)
             if template.endswith("/issues/{issue_number}/comments"):
-                values["comment"] = response.json()["id"]
+                values.setdefault("comment", response.json()["id"])
+                values["last_comment"] = response.json()["id"]
                 assert response.headers["location"] == response.json()["url"]
         assert [r.body for r in fake.served(method="POST")][1] == {"body": "ci-triage: runner lost, rerun requested"}
         # What the writes did reads back through the documented GET endpoints, still conforming.

@@ -89,3 +89,16 @@ def test_a_refusal_is_answered_again_after_the_cooldown(case, tmp_path):  # noqa
     # Anyone can paste the marker; only our own comments count.
     pasted = [{**answered[0], "user": {"login": "drive-by-dan"}}]
     assert may_answer_refusal(pasted, "drive-by-dan", datetime(2026, 5, 12, 13, 30, tzinfo=UTC))
+
+
+def test_a_flood_of_rerun_during_the_cooldown_gets_one_reply(case, tmp_path):  # noqa: F811
+    """The PR's author may ask, but during the cooldown each further /rerun is refused: answered once."""
+    event = _event(case, "khazic")  # the /rerun comment exists before the fake starts
+    with FakeGitHub(case) as fake, Store(tmp_path / "s.sqlite3") as store:
+        actor = actor_for(fake, store)
+        for _ in range(4):
+            actor.handle_comment(event)
+        replies = _replies(fake)
+    assert len(reruns(fake)) == 1
+    assert sum(r["body"].startswith("@khazic, rerunning") for r in replies) == 1
+    assert sum("ran less than" in r["body"] for r in replies) == 1

@@ -63,8 +63,10 @@ OPERATIONS: list[tuple[str, str]] = [
     ("GET", "/repos/{owner}/{repo}/issues/{issue_number}/comments"),
     ("POST", "/repos/{owner}/{repo}/issues/{issue_number}/comments"),
     ("PATCH", "/repos/{owner}/{repo}/issues/comments/{comment_id}"),
+    ("DELETE", "/repos/{owner}/{repo}/issues/comments/{comment_id}"),
     ("POST", "/repos/{owner}/{repo}/issues/comments/{comment_id}/reactions"),
     ("GET", "/rate_limit"),
+    ("GET", "/user"),
 ]
 
 # Webhook payload schemas (keys of the description's `webhooks`/`x-webhooks`).

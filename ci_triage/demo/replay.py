@@ -59,7 +59,7 @@ class FakeGitHub(FaultInjection, Writes):
     """Serve a case on 127.0.0.1. Use as a context manager; `base_url` is the API root."""
 
     def __init__(self, case: dict[str, Any], token: str | None = None, bot_login: str = payloads.ACTIONS_BOT[0],
-                 clock: Callable[[], datetime] | None = None) -> None:
+                 clock: Callable[[], datetime] | None = None, users: dict[str, dict[str, Any]] | None = None) -> None:
         self.index = CaseIndex(validate_case(case))
         self.token = token  # when set, any other token gets GitHub's 401 "Bad credentials"
         self.requests: list[ServedRequest] = []
@@ -70,6 +70,10 @@ class FakeGitHub(FaultInjection, Writes):
         self._clock = clock or (lambda: datetime.now(UTC))
         self.bot = payloads.bot_user(bot_login) if bot_login == payloads.ACTIONS_BOT[0] else \
             payloads.bot_user(bot_login, self._user_id(bot_login))
+        # Personal tokens: token -> the user it acts as (GET /user answers with them; their comments are
+        # theirs). Any other token is an installation token (the workflow's GITHUB_TOKEN or an App's),
+        # acting as `self.bot`, and gets 403 from GET /user as GitHub answers an installation.
+        self.users = dict(users or {})
         self.collaborators = {k.lower(): v for k, v in case.get("collaborators", {}).items()}
         # Comments by id (copies: the case dict is never changed) and the issue each belongs to.
         self.comments: dict[int, dict[str, Any]] = {}
@@ -204,6 +208,9 @@ class FakeGitHub(FaultInjection, Writes):
             def do_PATCH(self) -> None:
                 self._answer("PATCH")
 
+            def do_DELETE(self) -> None:
+                self._answer("DELETE")
+
         return Handler
 
     def _dispatch(self, host: str, method: str, path: str, query: dict[str, list[str]],
@@ -217,7 +224,7 @@ class FakeGitHub(FaultInjection, Writes):
                 }, fault.headers)
             self._check_auth(headers)
             with self._state:
-                payload, extra = self._route(method, path, query, body)
+                payload, extra = self._route(method, path, query, body, headers)
             body_out = self._rewrite(payload)
             # Conditional requests ("Best practices for using the REST API"): a strong ETag of the body;
             # If-None-Match naming it gets 304 with no body.
@@ -237,7 +244,7 @@ class FakeGitHub(FaultInjection, Writes):
         if self.token is None:
             return
         given = headers.get("Authorization", "")
-        if given and given.split(" ", 1)[-1] != self.token:
+        if given and given.split(" ", 1)[-1] not in (self.token, *self.users):
             raise Response(401, {"message": "Bad credentials", "documentation_url": DOCS, "status": "401"})
 
     def _serve_log(self, path: str, query: dict[str, list[str]]) -> tuple[int, dict[str, str], bytes | Path]:
@@ -253,8 +260,10 @@ class FakeGitHub(FaultInjection, Writes):
         return 200, {"Content-Type": "text/plain; charset=utf-8"}, body
 
     # --- routes -------------------------------------------------------------------------------
-    def _route(self, method: str, path: str, query: dict[str, list[str]], body: bytes = b"") -> tuple[Any, dict[str, str]]:
+    def _route(self, method: str, path: str, query: dict[str, list[str]], body: bytes = b"",
+               headers: dict[str, str] | None = None) -> tuple[Any, dict[str, str]]:
         index = self.index
+        headers = headers or {}
         prefix = f"/repos/{index.full_name}"
         by_id = f"/repositories/{index.repo_id}"
         if path.lower().startswith(prefix.lower()):
@@ -263,10 +272,14 @@ class FakeGitHub(FaultInjection, Writes):
             rest = path[len(by_id):]
         elif path == "/rate_limit" and method == "GET":
             return self._rate_limit(), {}
+        elif path == "/user" and method == "GET":
+            return self._authenticated_user(headers), {}
+        elif path == "/graphql" and method == "POST":
+            return self._graphql(body, headers), {}
         else:
             raise not_found()
-        if method in ("POST", "PATCH"):
-            self._write(method, rest, body)
+        if method in ("POST", "PATCH", "DELETE"):
+            self._write(method, rest, body, self._actor(headers)[0])
         if method != "GET":
             raise not_found()
         return self._get(rest, query, path)
@@ -423,22 +436,6 @@ class FakeGitHub(FaultInjection, Writes):
             if candidate and candidate.get("login", "").lower() == wanted:
                 return {k: v for k, v in candidate.items() if k in payloads.user(login, 1)}
         return payloads.user(login, self._user_id(login))
-
-    def _is_issue(self, number: int) -> bool:
-        return number in self.index.pulls or number in self.comment_issue.values()
-
-    def _comments_of(self, number: int) -> list[dict[str, Any]]:
-        return [self.comments[i] for i in sorted(self.comments) if self.comment_issue[i] == number]
-
-    def _permission(self, login: str) -> dict[str, Any]:
-        owner = self.index.repository["owner"]
-        role = self.collaborators.get(login.lower())
-        if role is None:
-            if owner.get("type") == "User" and owner["login"].lower() == login.lower():
-                role = "admin"
-            else:
-                role = "none" if self.index.repository.get("private") else "read"
-        return payloads.collaborator_permission(self._known_user(login), role)
 
     def _jobs(self, jobs: list[dict[str, Any]], query: dict[str, list[str]], path: str) -> tuple[Any, dict[str, str]]:
         items, headers = self._page(sorted(jobs, key=lambda j: j["id"]), query, path)

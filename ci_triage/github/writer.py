@@ -129,6 +129,36 @@ class GitHubWriter:
             return CollaboratorPermission(Access.UNKNOWN, detail=error.message)
         return CollaboratorPermission(Access.KNOWN, payload.get("permission") or "none", payload.get("role_name"))
 
+    def identity(self) -> str | None:
+        """The login the token acts as, or None when GitHub will not say.
+
+        GET /user ("Get the authenticated user") answers a personal token. It is not enabled for GitHub
+        Apps (`enabledForGitHubApps: false` in GitHub's OpenAPI description): the workflow's GITHUB_TOKEN
+        and an App's installation token (both `ghs_...`) get 403 "Resource not accessible by integration".
+        For those, GraphQL's `viewer` names the App's bot user (`github-actions[bot]`, `<slug>[bot]`); an
+        installation token skips GET /user. When neither answers, the caller learns the login from a
+        comment or reaction it writes."""
+        if not (self.connection.token or "").startswith("ghs_"):
+            try:
+                login = (self._send("GET", "/user", what="the token's user").data or {}).get("login")
+                return login if isinstance(login, str) and login else None
+            except (Forbidden, NotFound):
+                pass
+        try:
+            answer = self._send("POST", self._graphql_url(), json={"query": "query { viewer { login } }"},
+                                what="the token's GraphQL viewer", idempotent=True).data
+        except (Forbidden, NotFound, UsageError):
+            return None
+        login = ((answer or {}).get("data") or {}).get("viewer", {}) if isinstance(answer, dict) else None
+        login = login.get("login") if isinstance(login, dict) else None
+        return login if isinstance(login, str) and login else None
+
+    def _graphql_url(self) -> str:
+        """api.github.com/graphql; on GitHub Enterprise Server the REST root is /api/v3, GraphQL's /api/graphql."""
+        if self.api_url.endswith("/api/v3"):
+            return self.api_url[: -len("/v3")] + "/graphql"
+        return f"{self.api_url}/graphql"
+
     # --- writes ---------------------------------------------------------------------------------
     def rerun_job(self, repo: str, job_id: int) -> None:
         """Re-run one job (and, on GitHub, the jobs that depend on it) as a new attempt of its run."""
@@ -165,12 +195,22 @@ class GitHubWriter:
         return self._send("PATCH", f"/repos/{repo}/issues/comments/{comment_id}", json={"body": shown_document(body)},
                           what=f"update of comment {comment_id} in {repo}", idempotent=True).data
 
-    def react(self, repo: str, comment_id: int, content: str) -> None:
+    def delete_comment(self, repo: str, comment_id: int) -> bool:
+        """Delete an issue comment (DELETE /repos/{owner}/{repo}/issues/comments/{comment_id}, 204); False
+        when it was already gone (404), so deleting twice is harmless and safe to repeat."""
+        try:
+            self._send("DELETE", f"/repos/{repo}/issues/comments/{comment_id}",
+                       what=f"deletion of comment {comment_id} in {repo}", idempotent=True)
+        except NotFound:
+            return False
+        return True
+
+    def react(self, repo: str, comment_id: int, content: str) -> dict[str, Any] | None:
         if content not in REACTIONS:
             raise UsageError(f"{content!r} is not a GitHub reaction", hint=f"Use one of {', '.join(REACTIONS)}.")
         # GitHub answers 200 with the existing reaction when it is already there: safe to repeat.
-        self._send("POST", f"/repos/{repo}/issues/comments/{comment_id}/reactions", json={"content": content},
-                   what=f"reaction to comment {comment_id} in {repo}", idempotent=True)
+        return self._send("POST", f"/repos/{repo}/issues/comments/{comment_id}/reactions", json={"content": content},
+                          what=f"reaction to comment {comment_id} in {repo}", idempotent=True).data
 
     # --- plumbing -------------------------------------------------------------------------------
     def _rerun(self, repo: str, run_id: int, attempt_before: int, path: str, what: str) -> None:

@@ -211,7 +211,7 @@ def test_rerun_answers_empty_object():
 
 def test_unknown_operation_is_a_lookup_error():
     with pytest.raises(LookupError, match="not in the vendored subset"):
-        v.response_schema("GET", "/user", 200)
+        v.response_schema("GET", "/users/{username}", 200)
 
 
 # ------------------------------------------------------- GitHub's own examples
