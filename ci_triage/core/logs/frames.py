@@ -81,9 +81,8 @@ def repo_relative(path: str) -> tuple[str, str | None]:
 
 # --- one line at a time --------------------------------------------------------------------------------
 
-# Each parser returns (path, line, function, innermost_first, follows_previous) or None.
-# `follows_previous`: the line completes the frame begun on the previous line (Go and Rust print the
-# function on one line and its location on the next).
+# A line gives (path, line, function, innermost_first) or None; Go and Rust print a frame's function on
+# one line and its location on the next, so the previous line is passed along.
 _PY = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+)(?P<comma>,?) in (?P<func>\S.*)$')
 _PYTEST = re.compile(r"^(?P<path>(?:[A-Za-z]:)?[^\s:]+\.py):(?P<line>\d+): (?:in (?P<func>\S+)|(?P<err>[A-Za-z_][\w.]*))?\s*$")
 _HASH = re.compile(r"^\s*#(?P<n>\d+)\s+(?P<rest>\S.*)$")
@@ -142,33 +141,32 @@ def _node_or_java(rest: str) -> tuple[str, int, str, bool] | None:
     return path, int(tail), function, True
 
 
-def _parse(text: str, previous: str) -> tuple[str, int, str, bool, bool] | None:
+def _parse(text: str, previous: str) -> tuple[str, int, str, bool] | None:
     text = text[:MAX_LINE]
     if 'File "' in text:
         found = _PY.match(text)
         if found:
             # faulthandler prints `line N in f` (no comma), most recent call first.
-            return found.group("path"), int(found.group("line")), found.group("func").strip(), not found.group("comma"), False
+            return found.group("path"), int(found.group("line")), found.group("func").strip(), not found.group("comma")
     if ".py:" in text:
         found = _PYTEST.match(text)
         if found and not (found.group("err") or "").endswith("Warning"):
-            return found.group("path"), int(found.group("line")), found.group("func") or "", False, False
+            return found.group("path"), int(found.group("line")), found.group("func") or "", False
     if "#" in text:
         found = _HASH.match(text)
         if found:
             frame = _hash_frame(found.group("rest"))
             if frame:
-                return (*frame, True, False)
+                return (*frame, True)
     if "panicked at " in text:
         found = _RUST_PANIC.search(text)
         if found:
-            return found.group("path"), int(found.group("line")), "panic", True, False
+            return found.group("path"), int(found.group("line")), "panic", True
     if ".go:" in text:
         found = _GO_LOCATION.match(text) or _GO_TEST.match(text)
         if found:
-            function = _GO_FUNC.match(previous.strip())
-            follows = bool(function) and found.re is _GO_LOCATION
-            return found.group("path"), int(found.group("line")), function.group("func") if follows else "", True, follows
+            function = _GO_FUNC.match(previous.strip()) if found.re is _GO_LOCATION else None
+            return found.group("path"), int(found.group("line")), function.group("func") if function else "", True
     if "at " in text:
         found = _AT.match(text)
         if found:
@@ -177,41 +175,56 @@ def _parse(text: str, previous: str) -> tuple[str, int, str, bool, bool] | None:
                 # A Rust backtrace prints `N: function` and then `at path:line:col` on the next line.
                 name = _RUST_FRAME_NAME.match(previous)
                 if name and not frame[2]:
-                    return frame[0], frame[1], name.group("func").strip(), True, True
-                return (*frame, False)
+                    return frame[0], frame[1], name.group("func").strip(), True
+                return frame
     if "+0x" in text:
         found = _GLIBC.match(text)
         if found:
-            return found.group("binary"), 0, found.group("func"), True, False
+            return found.group("binary"), 0, found.group("func"), True
     return None
 
 
 # --- stacks ------------------------------------------------------------------------------------------
+
+# Lines that begin another stack: Python's traceback and faulthandler thread headers, pytest's per-test
+# `____ test_x ____` banner, Go's `goroutine N [state]:`, the JVM's `Caused by:`.
+_STACK_HEADERS = ("Traceback (most recent call last)", "(most recent call first)", "Caused by: ")
+_GOROUTINE = re.compile(r"^goroutine \d+ \[")
+
+
+def _starts_stack(text: str) -> bool:
+    stripped = text.strip()
+    return (any(header in text for header in _STACK_HEADERS) or bool(_GOROUTINE.match(stripped))
+            or (stripped.startswith("___") and stripped.endswith("___") and len(stripped.strip("_ ")) > 0))
+
 
 _Stack = list[tuple[Frame, bool]]
 
 
 def _stacks(texts: Iterable[str]) -> list[tuple[_Stack, bool]]:
     """Frame lines grouped into stacks, each with whether a gap of more than MAX_GAP lines precedes it.
-    A new stack also starts when the print order changes, or when a `#N`-numbered backtrace starts again
-    at a lower number (a sanitizer's access, free and allocation stacks)."""
+    A new stack also starts after a header line (_starts_stack), when the print order changes, or when a
+    `#N`-numbered backtrace starts again at a lower number (a sanitizer's access, free and alloc stacks)."""
     stacks: list[tuple[_Stack, bool]] = []
     last_at = -MAX_GAP - 1
     last_order: bool | None = None
     last_hash = -1
     previous = ""
+    header = False
     for index, text in enumerate(texts):
         text = text[:MAX_LINE]
         parsed = _parse(text, previous)
         previous = text
         if parsed is None:
+            header = header or _starts_stack(text)
             continue
-        raw_path, line, function, innermost_first, _ = parsed
+        raw_path, line, function, innermost_first = parsed
         hashed = _HASH.match(text)
         number = int(hashed.group("n")) if hashed else -1
         gap = index - last_at > MAX_GAP
         restart = 0 <= number <= last_hash
-        if gap or innermost_first != last_order or restart or not stacks:
+        if gap or header or innermost_first != last_order or restart or not stacks:
+            header = False
             stacks.append(([], gap))
             if len(stacks) > MAX_STACKS:
                 del stacks[0]
