@@ -298,6 +298,9 @@ def test_rust_backtrace_frames_take_the_function_from_the_line_before():
     ("/src/lib/x.cc", ("lib/x.cc", None)),
     ("./src/main.rs", ("src/main.rs", None)),
     ("/opt/py/lib/python3.11/site-packages/vllm/engine/llm_engine.py", ("vllm/engine/llm_engine.py", "vllm")),
+    # tests/corpus/excerpts/network-a03.log: a virtualenv inside the checkout is third-party code
+    ("/home/runner/work/dimos/dimos/.venv/lib/python3.12/site-packages/huggingface_hub/file_download.py",
+     ("huggingface_hub/file_download.py", "huggingface_hub")),
     ("/usr/lib/python3/dist-packages/yaml/__init__.py", ("yaml/__init__.py", "yaml")),
     ("/rustc/f6e511eec7342f59a25f7c0534f1dbea00d01b14/library/std/src/panicking.rs",
      ("/rustc/f6e511eec7342f59a25f7c0534f1dbea00d01b14/library/std/src/panicking.rs", "std")),

@@ -62,13 +62,14 @@ def repo_relative(path: str) -> tuple[str, str | None]:
     copy of the repository's own package sits in the repository.
     """
     path = path.strip().removeprefix("file://").replace("\\", "/")
-    checkout = _CHECKOUT.match(path)
-    if checkout:
-        return path[checkout.end():], None
+    # site-packages first: a virtualenv inside the checkout (`<checkout>/.venv/lib/...`) is not the repo's code.
     site = _SITE_PACKAGES.match(path)
     if site:
         rest = site.group("rest")
         return rest, rest.split("/", 1)[0].removesuffix(".py")
+    checkout = _CHECKOUT.match(path)
+    if checkout:
+        return path[checkout.end():], None
     for pattern in _THIRD_PARTY:
         found = pattern.search(path)
         if found:
