@@ -146,12 +146,13 @@ class LogLine:
 
 @dataclass(frozen=True)
 class Frame:
-    """One frame of a Python traceback, with its path made comparable to the PR's files."""
+    """One frame of a stack (any language's), with its path made comparable to the PR's files."""
 
     path: str  # repo-relative when inside the checkout, else as printed
-    line: int
+    line: int  # 0 when the format names no source line (glibc's backtrace_symbols)
     function: str
-    package: str | None = None  # top-level package name for site-packages frames
+    package: str | None = None  # code outside the checkout: site-packages top-level name, crate, module...
+    stack: int = 0  # which stack of the excerpt (a chained exception, a sanitizer's second stack, ...)
 
 
 @dataclass(frozen=True)
@@ -312,6 +313,7 @@ class JobVerdict:
     confidence: float
     rerun_recommended: bool
     evidence: tuple[Evidence, ...]
+    related_by: str | None = None  # the frame or test file that made the failure `related`
 
 
 @dataclass(frozen=True)

@@ -80,9 +80,10 @@ def test_job_tokens_and_exercised_files():
 def test_relate_prefers_the_stack_over_the_job_name():
     files = changed("src/app/ports.py", "verl_speco/models/eagle/llama_eagle.py")
     frames = (Frame("src/app/ports.py", 3, "pick_port"), Frame("torch/x.py", 1, "f", "torch"))
-    assert relate("vllm-example (eagle3)", frames, (), files) == (Relatedness.RELATED, ("src/app/ports.py",))
+    assert relate("vllm-example (eagle3)", frames, (), files) == (
+        Relatedness.RELATED, ("src/app/ports.py",), "frame src/app/ports.py:3 in pick_port")
     assert relate("vllm-example (eagle3)", (), (), files)[0] is Relatedness.POSSIBLY_RELATED
-    assert relate("vllm-example (dspark)", (), (), files) == (Relatedness.UNRELATED, ())
+    assert relate("vllm-example (dspark)", (), (), files) == (Relatedness.UNRELATED, (), None)
     assert relate("tests", (), ("tests/test_new.py::test_a",), changed("tests/test_new.py"))[0] is Relatedness.RELATED
 
 

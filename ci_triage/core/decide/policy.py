@@ -114,9 +114,11 @@ def _died_early_evidence(facts: JobFacts, policy: Policy) -> Evidence | None:
     return None
 
 
-def _relatedness_evidence(relatedness: Relatedness, files: tuple[str, ...], n_changed: int) -> Evidence:
+def _relatedness_evidence(relatedness: Relatedness, files: tuple[str, ...], n_changed: int,
+                          decided_by: str | None = None) -> Evidence:
     if relatedness is Relatedness.RELATED:
-        return Evidence("relatedness", f"The failure passes through changed code: {', '.join(files)}.",
+        because = f" (decided by the {decided_by})" if decided_by else ""
+        return Evidence("relatedness", f"The failure passes through changed code: {', '.join(files)}{because}.",
                         supports=Verdict.PR_RELATED)
     if relatedness is Relatedness.POSSIBLY_RELATED:
         return Evidence(
@@ -172,17 +174,23 @@ def _outage(facts: JobFacts, guard: OutageGuard) -> Evidence | None:
     return None
 
 
-def decide(facts: JobFacts, relation: tuple[Relatedness, tuple[str, ...]], n_changed: int,
+RelationLike = tuple[Relatedness, tuple[str, ...]] | tuple[Relatedness, tuple[str, ...], str | None]
+
+
+def decide(facts: JobFacts, relation: RelationLike, n_changed: int,
            policy: Policy = Policy(), outage: OutageGuard = OutageGuard()) -> JobVerdict:
     c = facts.classification
-    relatedness, related_files = relation
+    # `relate()` gives (relatedness, files, what decided it); a bare (relatedness, files) pair decides nothing.
+    relatedness, related_files = relation[0], relation[1]
+    decided_by = relation[2] if len(relation) > 2 else None
     evidence: list[Evidence] = []
     root = _root_cause_evidence(facts)
     if root:
         evidence.append(root)
 
     def verdict(v: Verdict, confidence: float, rerun: bool) -> JobVerdict:
-        return JobVerdict(facts, relatedness, related_files, v, round(confidence, 2), rerun, tuple(evidence))
+        return JobVerdict(facts, relatedness, related_files, v, round(confidence, 2), rerun, tuple(evidence),
+                          decided_by if relatedness is Relatedness.RELATED else None)
 
     if facts.log_status is not LogStatus.AVAILABLE and c.source != "annotations":
         evidence.append(Evidence("missing", f"The job's log is {facts.log_status.value}: no rerun without it.",
@@ -193,7 +201,7 @@ def decide(facts: JobFacts, relation: tuple[Relatedness, tuple[str, ...]], n_cha
         evidence.append(Evidence("missing", f"The job's log is {facts.log_status.value}; the cause comes from "
                                             "GitHub's annotation on the job.", facts.job.html_url))
 
-    evidence.append(_relatedness_evidence(relatedness, related_files, n_changed))
+    evidence.append(_relatedness_evidence(relatedness, related_files, n_changed, decided_by))
 
     on_base = [s for s in facts.similar_failures if s.on_base]
     if c.category in NEVER_RETRYABLE:

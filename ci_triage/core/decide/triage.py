@@ -18,7 +18,7 @@ from ci_triage.core.decide.facts import TriageFacts
 from ci_triage.core.decide.policy import decide
 from ci_triage.core.evidence import timeline
 from ci_triage.core.evidence.neighbours import neighbour_hints
-from ci_triage.core.evidence.relate import relate
+from ci_triage.core.evidence.relate import Relation, relate
 from ci_triage.core.logs.classify import focus_on_test
 from ci_triage.core.logs.job_limits import apply_job_timeout
 from ci_triage.model import (
@@ -212,7 +212,7 @@ def judge_job(facts: TriageFacts, run: Run, job: Job, pr_of_run: dict[int, int |
     unlisted = changed_files_incomplete(facts) and relation[0] is Relatedness.UNRELATED
     if unlisted:
         # The unlisted files may be exactly the ones this job runs: absence from a partial list proves nothing.
-        relation = (Relatedness.POSSIBLY_RELATED, ())
+        relation = Relation(Relatedness.POSSIBLY_RELATED, ())
     verdict = decide(job_facts, relation, listed, config.policy, config.outage)
     return _note_unlisted_files(verdict, listed, facts.pull.changed_files_count or 0) if unlisted else verdict
 

@@ -7,53 +7,17 @@ clustered with others like it and apart from unlike ones.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import replace
 
 from ci_triage.core.logs.fingerprint import fingerprint
+from ci_triage.core.logs.frames import frames_in, repo_relative
 from ci_triage.core.logs.matcher import context_before, find_matches, with_context
 from ci_triage.core.logs.rules import RuleSet
 from ci_triage.core.logs.scorer import CONTEXT_LINES, best_line
 from ci_triage.model import Classification, Frame, LogLine, RootCause, RuleMatch
 
-# `  File "/path/to/file.py", line 12, in function`, as printed by Python's traceback module.
-_FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<function>.+?)\s*$')
-_TRACEBACK_START = "Traceback (most recent call last):"
-# Where Actions runners check a repository out: hosted `/home/runner/work/<repo>/<repo>/`,
-# self-hosted `<root>/_work/<repo>/<repo>/`, container jobs `/__w/<repo>/<repo>/`.
-_CHECKOUT = re.compile(r"^.*?/(?:_work|work|__w)/(?P<repo>[^/]+)/(?P=repo)/")
-_SITE_PACKAGES = re.compile(r"^.*?/(?:site|dist)-packages/(?P<rest>.+)$")
-
-
-def repo_relative(path: str) -> tuple[str, str | None]:
-    """Make a traceback path comparable to a PR's changed files: (path, package or None)."""
-    checkout = _CHECKOUT.match(path)
-    if checkout:
-        return path[checkout.end() :], None
-    site = _SITE_PACKAGES.match(path)
-    if site:
-        rest = site.group("rest")
-        return rest, rest.split("/", 1)[0].removesuffix(".py")
-    return path, None
-
-
-def _frames_before(texts: Sequence[str]) -> tuple[Frame, ...]:
-    """Frames of the last Python traceback in `texts` (the lines that end with the root cause)."""
-    start = None
-    for back in range(len(texts) - 1, -1, -1):
-        if _TRACEBACK_START in texts[back]:
-            start = back
-            break
-    if start is None:
-        return ()
-    frames = []
-    for text in texts[start:]:
-        found = _FRAME.match(text)
-        if found:
-            path, package = repo_relative(found.group("path"))
-            frames.append(Frame(path, int(found.group("line")), found.group("function"), package))
-    return tuple(frames)
+__all__ = ["EXIT_MEANINGS", "classify", "focus_on_test", "repo_relative"]  # repo_relative: frames' path rule
 
 
 def _first_error_line(lines: Sequence[LogLine], boilerplate_matches: Sequence[RuleMatch]) -> LogLine | None:
@@ -85,7 +49,7 @@ def classify(lines: Sequence[LogLine], rule_set: RuleSet) -> Classification:
             rule_id=winner.rule_id,
             root_cause=root,
             captures=captures,
-            frames=_frames_before(context_before(lines, winner.line)),
+            frames=frames_in(context_before(lines, winner.line)),
             failed_tests=failed_tests,
             fingerprint=fingerprint(winner.category, winner.line.text),
             matches=tuple(matches),
@@ -128,7 +92,7 @@ def _unexplained(lines: Sequence[LogLine], matches: Sequence[RuleMatch], boilerp
     next_match = min((m.line.number for m in matches if best and m.line.number >= best.line.number), default=None)
     if best is not None and next_match is not None:
         window = [line for line in lines if next_match - CONTEXT_LINES <= line.number <= best.line.number]
-        frames = _frames_before([line.text for line in window])
+        frames = frames_in([line.text for line in window])
     return Classification(
         category=category,
         retryable=retryable,

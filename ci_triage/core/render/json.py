@@ -105,6 +105,7 @@ def job_entry(verdict: JobVerdict) -> dict[str, Any]:
             "failed_tests": list(facts.base_comparison.failed_tests)},
         "relatedness": verdict.relatedness.value,
         "related_changed_files": list(verdict.related_changed_files),
+        "related_by": verdict.related_by,  # the frame or test file that made it `related`, else null
         "verdict": verdict.verdict.value,
         "confidence": verdict.confidence,
         "rerun_recommended": verdict.rerun_recommended,

@@ -76,6 +76,8 @@ def job_section(verdict: JobVerdict, *, max_overlaps: int = MAX_OVERLAPS, max_ev
         lines.append("- **Facts:** " + ", ".join(f"{k} `{describe_capture(k, v)}`" for k, v in sorted(c.captures.items())))
     lines.append(f"- **Ran:** {span(job)} UTC on `{job.runner_name}` ({', '.join(job.labels)}), "
                  f"{minutes(job.duration_s)}")
+    if verdict.related_by:
+        lines.append(f"- **Related by:** {escape(verdict.related_by)}")
     lines.append("- **Evidence:**")
     shown = [item for item in verdict.evidence if item.kind != "root_cause"]  # the root cause is shown above
     limit = len(shown) if max_evidence is None else max_evidence

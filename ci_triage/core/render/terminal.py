@@ -131,6 +131,8 @@ def _job_panel(verdict: JobVerdict, jobs_by_id: dict[int, Job]) -> Panel:
         info.add_row("overlapping", f"{len(facts.overlapping_jobs)} job(s) of other runs; PRs in flight: {prs}")
     related = ", ".join(verdict.related_changed_files) or "none"
     info.add_row("related files", Text(shown(related) + f"  ({verdict.relatedness.value})"))
+    if verdict.related_by:
+        info.add_row("decided by", Text(shown(verdict.related_by)))
     parts.append(info)
     evidence = Table.grid(padding=(0, 1))
     evidence.add_column()
