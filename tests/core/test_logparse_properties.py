@@ -100,7 +100,9 @@ def _timed(raw, engine="auto"):
     ("invalid UTF-8", b"\xff\xfe\xc3(" * 2_500_000),
 ])
 def test_adversarial_logs_finish_quickly(engine, name, raw):
-    assert _timed(raw, engine) < 10, name  # generous: these take well under a second with hyperscan
+    # A hang guard, not a speed target (that lives in benchmarks/classify_throughput.py): quiet, the
+    # worst of these takes ~5 s on 2 cores; a backtracking blow-up or a per-window rescan takes minutes.
+    assert _timed(raw, engine) < 30, name
 
 
 def test_a_huge_line_keeps_its_number_and_the_lines_after_it():
