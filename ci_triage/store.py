@@ -127,6 +127,28 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE logs ADD COLUMN raw INTEGER NOT NULL DEFAULT 0;
     """,
+    # 6: runner health (issue 14). Every run attempt `sync` saw, with who triggered it (a rerun by the
+    # bot or by a person); the category and captures of each classified failed job; the ETag and body
+    # of every listing asked conditionally (a 304 reuses the body and costs no rate limit); the window
+    # of each repository's last sync.
+    """
+    CREATE TABLE run_attempts (
+        repo TEXT NOT NULL, run_id INTEGER NOT NULL, attempt INTEGER NOT NULL, workflow TEXT NOT NULL,
+        event TEXT NOT NULL, head_sha TEXT NOT NULL, head_branch TEXT, pr INTEGER, triggering_actor TEXT,
+        created_at TEXT NOT NULL, conclusion TEXT,
+        PRIMARY KEY (repo, run_id, attempt)
+    );
+    CREATE TABLE job_categories (
+        repo TEXT NOT NULL, job_id INTEGER NOT NULL, category TEXT NOT NULL, rule_id TEXT,
+        captures TEXT NOT NULL, PRIMARY KEY (repo, job_id)
+    );
+    CREATE TABLE etags (
+        key TEXT NOT NULL PRIMARY KEY, etag TEXT NOT NULL, body TEXT NOT NULL, fetched_at TEXT NOT NULL
+    );
+    CREATE TABLE syncs (
+        repo TEXT NOT NULL PRIMARY KEY, since TEXT NOT NULL, started_at TEXT NOT NULL, finished_at TEXT
+    );
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -413,6 +435,59 @@ class Store:
             "INSERT INTO audit (at, repo, action, target, detail) VALUES (?, ?, ?, ?, ?)",
             (_now(), repo, action, target, json.dumps(detail, sort_keys=True)),
         )])
+
+    # --- runner health (sync) -------------------------------------------------------------------
+    def has_job_set(self, repo: str, run_id: int, attempt: int) -> bool:
+        return self._db.execute("SELECT 1 FROM job_sets WHERE repo = ? AND run_id = ? AND run_attempt = ?",
+                                (repo, run_id, attempt)).fetchone() is not None
+
+    def save_run_attempts(self, repo: str, run: Run, actors: dict[int, str | None]) -> None:
+        """Attempts 1..run.attempt of a completed run; `actors[n]` triggered attempt n (when known)."""
+        pr = run.pr_numbers[0] if run.pr_numbers else None
+        self._write([("INSERT OR REPLACE INTO run_attempts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                      (repo, run.id, attempt, run.workflow_name, run.event, run.head_sha, run.head_branch, pr,
+                       actors.get(attempt), iso(run.created_at), run.conclusion if attempt == run.attempt else None))
+                     for attempt in range(1, run.attempt + 1)])
+
+    def save_category(self, repo: str, job_id: int, classification: Classification) -> None:
+        self._write([("INSERT OR REPLACE INTO job_categories VALUES (?, ?, ?, ?, ?)",
+                      (repo, job_id, classification.category, classification.rule_id,
+                       json.dumps(dict(classification.captures), sort_keys=True)))])
+
+    def has_category(self, repo: str, job_id: int) -> bool:
+        return self._db.execute("SELECT 1 FROM job_categories WHERE repo = ? AND job_id = ?",
+                                (repo, job_id)).fetchone() is not None
+
+    def health_rows(self, repo: str, since: str | None = None) -> list[tuple[Any, ...]]:
+        """(job data, pr, workflow, category, captures) of every stored execution of a synced run
+        that started at or after `since` (ISO 8601, as the store writes it)."""
+        return self._db.execute(
+            "SELECT j.data, a.pr, a.workflow, c.category, c.captures FROM jobs j "
+            "JOIN run_attempts a ON a.repo = j.repo AND a.run_id = j.run_id AND a.attempt = 1 "
+            "LEFT JOIN job_categories c ON c.repo = j.repo AND c.job_id = j.id "
+            "WHERE j.repo = ? AND (? IS NULL OR j.started_at >= ?) ORDER BY j.started_at, j.id",
+            (repo, since, since)).fetchall()
+
+    def attempt_actors(self, repo: str) -> dict[tuple[int, int], str | None]:
+        return {(run_id, attempt): actor for run_id, attempt, actor in self._db.execute(
+            "SELECT run_id, attempt, triggering_actor FROM run_attempts WHERE repo = ? AND attempt > 1", (repo,))}
+
+    def etag(self, key: str) -> tuple[str, Any] | None:
+        row = self._db.execute("SELECT etag, body FROM etags WHERE key = ?", (key,)).fetchone()
+        return (row[0], json.loads(row[1])) if row else None
+
+    def save_etag(self, key: str, etag: str, body: Any) -> None:
+        self._write([("INSERT OR REPLACE INTO etags VALUES (?, ?, ?, ?)", (key, etag, json.dumps(body), _now()))])
+
+    def start_sync(self, repo: str, since: str) -> None:
+        self._write([("INSERT OR REPLACE INTO syncs VALUES (?, ?, ?, NULL)", (repo, since, _now()))])
+
+    def finish_sync(self, repo: str) -> None:
+        self._write([("UPDATE syncs SET finished_at = ? WHERE repo = ?", (_now(), repo))])
+
+    def last_sync(self, repo: str) -> dict[str, str | None] | None:
+        row = self._db.execute("SELECT since, started_at, finished_at FROM syncs WHERE repo = ?", (repo,)).fetchone()
+        return {"since": row[0], "started_at": row[1], "finished_at": row[2]} if row else None
 
     def counts(self) -> dict[str, int]:
         return {

@@ -89,6 +89,7 @@ class FakeGitHub(FaultInjection, Writes):
         # One rate-limit window for the fake's lifetime, so the X-RateLimit-Reset header and the
         # /rate_limit body agree, as GitHub's do within a window.
         self._rate_reset = int(datetime.now(UTC).timestamp()) + 3600
+        self.rate_limited_requests = 0  # answers that used up the primary limit (all but 304s)
 
     # --- lifecycle ----------------------------------------------------------------------------
     def start(self) -> FakeGitHub:
@@ -123,15 +124,22 @@ class FakeGitHub(FaultInjection, Writes):
         text = json.dumps(payload)
         return text.replace(API_BASE, self.base_url).replace(WEB_BASE, self.base_url).encode()
 
-    def _headers(self) -> dict[str, str]:
+    def _headers(self, counted: bool = True) -> dict[str, str]:
+        """GitHub's headers. Every answer but a 304 uses up one request of the primary limit ("Best
+        practices for using the REST API": a conditional request answered 304 while authorized "does
+        not count against your primary rate limit"); `rate_limited_requests` counts them."""
+        with self._lock:
+            if counted:
+                self.rate_limited_requests += 1
+            used = self.rate_limited_requests
         return {
             "X-GitHub-Api-Version-Selected": API_VERSION,
             "X-GitHub-Media-Type": "github.v3; format=json",
             "X-GitHub-Request-Id": secrets.token_hex(8).upper(),
             "X-RateLimit-Limit": "5000",
-            "X-RateLimit-Remaining": "4999",
+            "X-RateLimit-Remaining": str(max(0, 5000 - used)),
             "X-RateLimit-Reset": str(self._rate_reset),
-            "X-RateLimit-Used": "1",
+            "X-RateLimit-Used": str(used),
             "X-RateLimit-Resource": "core",
         }
 
@@ -222,9 +230,9 @@ class FakeGitHub(FaultInjection, Writes):
             # Conditional requests ("Best practices for using the REST API"): a strong ETag of the body;
             # If-None-Match naming it gets 304 with no body.
             etag = '"' + hashlib.sha256(body_out).hexdigest()[:40] + '"'
-            head = {**self._headers(), **extra, "ETag": etag}
             if method == "GET" and etag in (headers.get("If-None-Match") or headers.get("if-none-match") or ""):
-                return 304, head, b""
+                return 304, {**self._headers(counted=False), **extra, "ETag": etag}, b""
+            head = {**self._headers(), **extra, "ETag": etag}
             return 200, {**head, "Content-Type": "application/json; charset=utf-8"}, body_out
         except Response as response:
             head = {**self._headers(), **response.headers}
