@@ -23,6 +23,7 @@ from typing import Any
 from ci_triage.core import serialize
 from ci_triage.core.timefmt import iso
 from ci_triage.errors import StoreError
+from ci_triage.store_sync import SyncTables
 from ci_triage.model import (
     ChangedFile,
     Classification,
@@ -167,7 +168,7 @@ _TABLES_BY_VERSION = tuple(
 )
 
 
-class Store:
+class Store(SyncTables):
     def __init__(self, path: Path, *, create_parent: bool = False) -> None:
         """Open (or create) the store at `path`. A missing folder is an error unless `create_parent`
         (the default location in the user cache directory, which ci-triage owns)."""
@@ -288,6 +289,9 @@ class Store:
     # --- jobs -------------------------------------------------------------------------------
     def save_jobs(self, repo: str, run: Run, jobs: Iterable[Job]) -> None:
         """Store the jobs of one run attempt; mark the set complete when the run is."""
+        self._write(self._job_statements(repo, run, jobs))
+
+    def _job_statements(self, repo: str, run: Run, jobs: Iterable[Job]) -> list[tuple[str, tuple[Any, ...]]]:
         statements: list[tuple[str, tuple[Any, ...]]] = []
         now = _now()
         for job in jobs:
@@ -306,7 +310,7 @@ class Store:
                 ))
         if run.is_completed:
             statements.append(("INSERT OR IGNORE INTO job_sets VALUES (?, ?, ?)", (repo, run.id, run.attempt)))
-        self._write(statements)
+        return statements
 
     def jobs_of(self, repo: str, run_id: int, attempt: int) -> list[Job] | None:
         """All jobs of a completed run attempt, or None when they are not all stored."""
@@ -435,59 +439,6 @@ class Store:
             "INSERT INTO audit (at, repo, action, target, detail) VALUES (?, ?, ?, ?, ?)",
             (_now(), repo, action, target, json.dumps(detail, sort_keys=True)),
         )])
-
-    # --- runner health (sync) -------------------------------------------------------------------
-    def has_job_set(self, repo: str, run_id: int, attempt: int) -> bool:
-        return self._db.execute("SELECT 1 FROM job_sets WHERE repo = ? AND run_id = ? AND run_attempt = ?",
-                                (repo, run_id, attempt)).fetchone() is not None
-
-    def save_run_attempts(self, repo: str, run: Run, actors: dict[int, str | None]) -> None:
-        """Attempts 1..run.attempt of a completed run; `actors[n]` triggered attempt n (when known)."""
-        pr = run.pr_numbers[0] if run.pr_numbers else None
-        self._write([("INSERT OR REPLACE INTO run_attempts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                      (repo, run.id, attempt, run.workflow_name, run.event, run.head_sha, run.head_branch, pr,
-                       actors.get(attempt), iso(run.created_at), run.conclusion if attempt == run.attempt else None))
-                     for attempt in range(1, run.attempt + 1)])
-
-    def save_category(self, repo: str, job_id: int, classification: Classification) -> None:
-        self._write([("INSERT OR REPLACE INTO job_categories VALUES (?, ?, ?, ?, ?)",
-                      (repo, job_id, classification.category, classification.rule_id,
-                       json.dumps(dict(classification.captures), sort_keys=True)))])
-
-    def has_category(self, repo: str, job_id: int) -> bool:
-        return self._db.execute("SELECT 1 FROM job_categories WHERE repo = ? AND job_id = ?",
-                                (repo, job_id)).fetchone() is not None
-
-    def health_rows(self, repo: str, since: str | None = None) -> list[tuple[Any, ...]]:
-        """(job data, pr, workflow, category, captures) of every stored execution of a synced run
-        that started at or after `since` (ISO 8601, as the store writes it)."""
-        return self._db.execute(
-            "SELECT j.data, a.pr, a.workflow, c.category, c.captures FROM jobs j "
-            "JOIN run_attempts a ON a.repo = j.repo AND a.run_id = j.run_id AND a.attempt = 1 "
-            "LEFT JOIN job_categories c ON c.repo = j.repo AND c.job_id = j.id "
-            "WHERE j.repo = ? AND (? IS NULL OR j.started_at >= ?) ORDER BY j.started_at, j.id",
-            (repo, since, since)).fetchall()
-
-    def attempt_actors(self, repo: str) -> dict[tuple[int, int], str | None]:
-        return {(run_id, attempt): actor for run_id, attempt, actor in self._db.execute(
-            "SELECT run_id, attempt, triggering_actor FROM run_attempts WHERE repo = ? AND attempt > 1", (repo,))}
-
-    def etag(self, key: str) -> tuple[str, Any] | None:
-        row = self._db.execute("SELECT etag, body FROM etags WHERE key = ?", (key,)).fetchone()
-        return (row[0], json.loads(row[1])) if row else None
-
-    def save_etag(self, key: str, etag: str, body: Any) -> None:
-        self._write([("INSERT OR REPLACE INTO etags VALUES (?, ?, ?, ?)", (key, etag, json.dumps(body), _now()))])
-
-    def start_sync(self, repo: str, since: str) -> None:
-        self._write([("INSERT OR REPLACE INTO syncs VALUES (?, ?, ?, NULL)", (repo, since, _now()))])
-
-    def finish_sync(self, repo: str) -> None:
-        self._write([("UPDATE syncs SET finished_at = ? WHERE repo = ?", (_now(), repo))])
-
-    def last_sync(self, repo: str) -> dict[str, str | None] | None:
-        row = self._db.execute("SELECT since, started_at, finished_at FROM syncs WHERE repo = ?", (repo,)).fetchone()
-        return {"since": row[0], "started_at": row[1], "finished_at": row[2]} if row else None
 
     def counts(self) -> dict[str, int]:
         return {

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import typer
 
-from ci_triage.cli import act, config, logs, report, timeline
+from ci_triage.cli import act, config, logs, report, runners, timeline
 from ci_triage.contracts.d2t_cli import app as d2t_app
 
 app = typer.Typer(
@@ -21,7 +21,7 @@ app = typer.Typer(
     # start-up time of every `--help` and every usage error.
     rich_markup_mode=None,
 )
-for group in (report, timeline, act, logs, config):
+for group in (report, timeline, runners, act, logs, config):
     group.register(app)
 app.add_typer(d2t_app, name="d2t")
 

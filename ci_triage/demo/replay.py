@@ -86,10 +86,8 @@ class FakeGitHub(FaultInjection, Writes):
         self.base_url = ""
         self.log_host_url = ""
         self._log_tokens: dict[str, int] = {}
-        # One rate-limit window for the fake's lifetime, so the X-RateLimit-Reset header and the
-        # /rate_limit body agree, as GitHub's do within a window.
-        self._rate_reset = int(datetime.now(UTC).timestamp()) + 3600
-        self.rate_limited_requests = 0  # answers that used up the primary limit (all but 304s)
+        # One rate-limit window for the fake's lifetime (header and /rate_limit body agree, as GitHub's).
+        self._rate_reset, self.rate_limited_requests = int(datetime.now(UTC).timestamp()) + 3600, 0
 
     # --- lifecycle ----------------------------------------------------------------------------
     def start(self) -> FakeGitHub:
@@ -125,12 +123,9 @@ class FakeGitHub(FaultInjection, Writes):
         return text.replace(API_BASE, self.base_url).replace(WEB_BASE, self.base_url).encode()
 
     def _headers(self, counted: bool = True) -> dict[str, str]:
-        """GitHub's headers. Every answer but a 304 uses up one request of the primary limit ("Best
-        practices for using the REST API": a conditional request answered 304 while authorized "does
-        not count against your primary rate limit"); `rate_limited_requests` counts them."""
+        """GitHub's headers; every answer but a 304 uses up the primary limit (REST best practices)."""
         with self._lock:
-            if counted:
-                self.rate_limited_requests += 1
+            self.rate_limited_requests += counted
             used = self.rate_limited_requests
         return {
             "X-GitHub-Api-Version-Selected": API_VERSION,

@@ -217,16 +217,20 @@ def _hotspots(frame: pd.DataFrame, failed: np.ndarray) -> tuple[Hotspot, ...]:
         "host": frame["host"].astype(str).to_numpy()[failed_pos], "first": np.minimum(a, b), "second": np.maximum(a, b),
         "category": frame["category"].astype(str).to_numpy()[failed_pos], "failed": failed_pos,
         "who_failed": who[failed_pos], "who_other": who[other_pos],
-        "ports": frame["ports"].to_numpy()[failed_pos]})
+        "ports": frame["ports"].to_numpy()[failed_pos],
+        # The other job was already running when the failed one started: it held the port or device first.
+        "held": frame["start"].to_numpy()[other_pos] <= frame["start"].to_numpy()[failed_pos]})
     result = []
     for (host, first, second, cat), group in pairs.groupby(["host", "first", "second", "category"], sort=True):
         prs = sorted(set(group["who_failed"]) | set(group["who_other"]) - {""}, key=_pr_order)
         ports = sorted({p for value in group.drop_duplicates("failed")["ports"] for p in value.split(",") if p},
                        key=lambda p: (len(p), p))
-        result.append(Hotspot(str(host), (str(first), str(second)), str(cat), int(group["failed"].nunique()),
-                              tuple(prs), tuple(ports), RECOMMENDATIONS.get(str(cat), "")))
-    result.sort(key=lambda h: (-h.count, h.host, h.jobs, h.category))
-    return tuple(result)
+        held = int(group.loc[group["held"], "failed"].nunique())
+        result.append((held, Hotspot(str(host), (str(first), str(second)), str(cat), int(group["failed"].nunique()),
+                                     tuple(prs), tuple(ports), RECOMMENDATIONS.get(str(cat), ""))))
+    # Most failures first; of equal counts, the pair whose other job was there first more often.
+    result.sort(key=lambda item: (-item[1].count, -item[0], item[1].host, item[1].jobs, item[1].category))
+    return tuple(spot for _, spot in result)
 
 
 def _pr_order(who: str) -> tuple[int, int, str]:
