@@ -151,3 +151,15 @@ def test_warm_resync_is_conditional_and_an_interrupted_sync_resumes(demo_case):
         served = fake.served()
         assert served and all(r.status == 304 for r in served)
         assert fake.rate_limited_requests - cold <= 0.05 * cold
+
+
+def test_the_digest_workflow_finds_its_issue_by_the_renderers_marker():
+    import yaml
+
+    from ci_triage.core.render.health import DIGEST_MARKER
+
+    workflow = yaml.safe_load((Path(__file__).parent.parent / "workflows" / "runner-health.yml").read_text())
+    assert workflow["env"]["MARKER"] == DIGEST_MARKER
+    assert workflow["permissions"] == {}
+    assert workflow["jobs"]["digest"]["permissions"] == {"actions": "read", "contents": "read", "issues": "write"}
+    assert "--format markdown" in json.dumps(workflow)
