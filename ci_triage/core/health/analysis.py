@@ -52,6 +52,7 @@ DEFAULT_ALPHA = 0.01
 DEFAULT_MIN_INFRA_FAILURES = 3
 UNCLASSIFIED = "unclassified"  # a failure whose log was not classified
 DEVICE_CAPTURES = ("port", "device", "rank")
+MAX_HOTSPOTS = 100  # the most frequent are kept; the count of each is exact
 
 RECOMMENDATIONS = {
     "port_in_use": ("give each runner its own ports (derive MASTER_PORT and friends from RUNNER_NAME) or "
@@ -163,29 +164,41 @@ def _health(work: pd.DataFrame, key: str, alpha: float, min_infra: int) -> tuple
     for (entity, cat), count in failed_rows.groupby([key, "category"], observed=True).size().items():
         if count:
             categories.setdefault(str(entity), {})[str(cat)] = int(count)
-    labels_of = known.groupby(key, observed=True)["labels"].agg(lambda s: s.value_counts().index[0])
-    host_of = known.groupby(key, observed=True)["host"].agg(lambda s: s.value_counts().index[0]) \
-        if key == "runner" else None
-    runners_of = known.groupby(key, observed=True)["runner"].agg(lambda s: tuple(sorted(set(map(str, s))))) \
-        if key == "host" else None
+    labels_of = _mode(known, key, "labels")
+    host_of = _mode(known, key, "host") if key == "runner" else None
+    runners_of: dict[str, tuple[str, ...]] = {}
+    if key == "host":
+        pairs = known[["host", "runner"]].drop_duplicates()
+        for host, runner in sorted(zip(pairs["host"].astype(str), pairs["runner"].astype(str))):
+            runners_of.setdefault(host, ())
+            runners_of[host] += (runner,)
     found = []
     for i, entity in enumerate(totals.index):
         name = str(entity)
         jobs = int(totals["jobs"].iloc[i])
         infra_count = int(totals["infra"].iloc[i])
-        labels = str(labels_of[entity])
+        labels = labels_of.get(name, "")
         found.append(RunnerHealth(
-            key=name, host=(str(host_of[entity]) or None) if host_of is not None else name,
+            key=name, host=(host_of.get(name) or None) if host_of is not None else name,
             labels=tuple(labels.split(",")) if labels else (), pool=str(main["pool"].iloc[i]),
             jobs=jobs, failures=int(totals["failures"].iloc[i]), infra_failures=infra_count,
             infra_failure_rate=infra_count / jobs if jobs else 0.0, pool_jobs=int(N[i]),
             pool_infra_failures=int(K[i]), pool_infra_failure_rate=float(rest_rate[i]), p_value=float(p[i]),
             q_value=float(q[i]), sick=bool(sick[i]),
             categories=dict(sorted(categories.get(name, {}).items(), key=lambda kv: (-kv[1], kv[0]))),
-            runners=runners_of[entity] if runners_of is not None else ()))
+            runners=runners_of.get(name, ())))
     # Sick first, then by evidence, then by name: the order a reader wants.
     found.sort(key=lambda h: (not h.sick, h.p_value, -h.infra_failure_rate, h.key))
     return tuple(found)
+
+
+def _mode(known: pd.DataFrame, key: str, column: str) -> dict[str, str]:
+    """Per entity, its most frequent value of `column` (ties: the smallest)."""
+    sizes = known.groupby([key, column], observed=True).size().reset_index(name="n")
+    sizes = sizes.assign(value=sizes[column].astype(str)).sort_values([key, "n", "value"],
+                                                                       ascending=[True, False, True], kind="stable")
+    first = sizes.drop_duplicates(key)
+    return dict(zip(first[key].astype(str), first["value"]))
 
 
 def _hotspots(frame: pd.DataFrame, failed: np.ndarray) -> tuple[Hotspot, ...]:
@@ -220,8 +233,16 @@ def _hotspots(frame: pd.DataFrame, failed: np.ndarray) -> tuple[Hotspot, ...]:
         "ports": frame["ports"].to_numpy()[failed_pos],
         # The other job was already running when the failed one started: it held the port or device first.
         "held": frame["start"].to_numpy()[other_pos] <= frame["start"].to_numpy()[failed_pos]})
+    keys = ["host", "first", "second", "category"]
+    distinct = pairs.drop_duplicates([*keys, "failed"])
+    counts = distinct.groupby(keys, sort=False).size().rename("count")
+    held = distinct[distinct["held"]].groupby(keys, sort=False).size().rename("held_count")
+    ranked = pd.concat([counts, held], axis=1).fillna(0).reset_index()
+    ranked = ranked.sort_values(["count", "held_count", *keys], ascending=[False, False, True, True, True, True],
+                                kind="stable").head(MAX_HOTSPOTS)
+    pairs = pairs.merge(ranked[keys], on=keys)
     result = []
-    for (host, first, second, cat), group in pairs.groupby(["host", "first", "second", "category"], sort=True):
+    for (host, first, second, cat), group in pairs.groupby(keys, sort=True):
         prs = sorted(set(group["who_failed"]) | set(group["who_other"]) - {""}, key=_pr_order)
         ports = sorted({p for value in group.drop_duplicates("failed")["ports"] for p in value.split(",") if p},
                        key=lambda p: (len(p), p))
