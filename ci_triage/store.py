@@ -23,6 +23,7 @@ from typing import Any
 from ci_triage.core import serialize
 from ci_triage.core.timefmt import iso
 from ci_triage.errors import StoreError
+from ci_triage.store_sync import SyncTables
 from ci_triage.model import (
     ChangedFile,
     Classification,
@@ -127,6 +128,28 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE logs ADD COLUMN raw INTEGER NOT NULL DEFAULT 0;
     """,
+    # 6: runner health (issue 14). Every run attempt `sync` saw, with who triggered it (a rerun by the
+    # bot or by a person); the category and captures of each classified failed job; the ETag and body
+    # of every listing asked conditionally (a 304 reuses the body and costs no rate limit); the window
+    # of each repository's last sync.
+    """
+    CREATE TABLE run_attempts (
+        repo TEXT NOT NULL, run_id INTEGER NOT NULL, attempt INTEGER NOT NULL, workflow TEXT NOT NULL,
+        event TEXT NOT NULL, head_sha TEXT NOT NULL, head_branch TEXT, pr INTEGER, triggering_actor TEXT,
+        created_at TEXT NOT NULL, conclusion TEXT,
+        PRIMARY KEY (repo, run_id, attempt)
+    );
+    CREATE TABLE job_categories (
+        repo TEXT NOT NULL, job_id INTEGER NOT NULL, category TEXT NOT NULL, rule_id TEXT,
+        captures TEXT NOT NULL, PRIMARY KEY (repo, job_id)
+    );
+    CREATE TABLE etags (
+        key TEXT NOT NULL PRIMARY KEY, etag TEXT NOT NULL, body TEXT NOT NULL, fetched_at TEXT NOT NULL
+    );
+    CREATE TABLE syncs (
+        repo TEXT NOT NULL PRIMARY KEY, since TEXT NOT NULL, started_at TEXT NOT NULL, finished_at TEXT
+    );
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -145,7 +168,7 @@ _TABLES_BY_VERSION = tuple(
 )
 
 
-class Store:
+class Store(SyncTables):
     def __init__(self, path: Path, *, create_parent: bool = False) -> None:
         """Open (or create) the store at `path`. A missing folder is an error unless `create_parent`
         (the default location in the user cache directory, which ci-triage owns)."""
@@ -266,6 +289,9 @@ class Store:
     # --- jobs -------------------------------------------------------------------------------
     def save_jobs(self, repo: str, run: Run, jobs: Iterable[Job]) -> None:
         """Store the jobs of one run attempt; mark the set complete when the run is."""
+        self._write(self._job_statements(repo, run, jobs))
+
+    def _job_statements(self, repo: str, run: Run, jobs: Iterable[Job]) -> list[tuple[str, tuple[Any, ...]]]:
         statements: list[tuple[str, tuple[Any, ...]]] = []
         now = _now()
         for job in jobs:
@@ -284,7 +310,7 @@ class Store:
                 ))
         if run.is_completed:
             statements.append(("INSERT OR IGNORE INTO job_sets VALUES (?, ?, ?)", (repo, run.id, run.attempt)))
-        self._write(statements)
+        return statements
 
     def jobs_of(self, repo: str, run_id: int, attempt: int) -> list[Job] | None:
         """All jobs of a completed run attempt, or None when they are not all stored."""

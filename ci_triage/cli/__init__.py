@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from ci_triage.cli import act, config, logs, report, timeline
+from ci_triage.cli import act, config, logs, report, runners, timeline
 from ci_triage.contracts.d2t_cli import app as d2t_app
 
 app = typer.Typer(
@@ -46,7 +46,7 @@ def _root(
     """Tell whether a red CI job is the PR's fault or the runner's, with the evidence."""
 
 
-for group in (report, timeline, act, logs, config):
+for group in (report, timeline, runners, act, logs, config):
     group.register(app)
 app.add_typer(d2t_app, name="d2t")
 

@@ -90,9 +90,8 @@ class FakeGitHub(FaultInjection, Writes):
         self.base_url = ""
         self.log_host_url = ""
         self._log_tokens: dict[str, int] = {}
-        # One rate-limit window for the fake's lifetime, so the X-RateLimit-Reset header and the
-        # /rate_limit body agree, as GitHub's do within a window.
-        self._rate_reset = int(datetime.now(UTC).timestamp()) + 3600
+        # One rate-limit window for the fake's lifetime (header and /rate_limit body agree, as GitHub's).
+        self._rate_reset, self.rate_limited_requests = int(datetime.now(UTC).timestamp()) + 3600, 0
 
     # --- lifecycle ----------------------------------------------------------------------------
     def start(self) -> FakeGitHub:
@@ -127,15 +126,19 @@ class FakeGitHub(FaultInjection, Writes):
         text = json.dumps(payload)
         return text.replace(API_BASE, self.base_url).replace(WEB_BASE, self.base_url).encode()
 
-    def _headers(self) -> dict[str, str]:
+    def _headers(self, counted: bool = True) -> dict[str, str]:
+        """GitHub's headers; every answer but a 304 uses up the primary limit (REST best practices)."""
+        with self._lock:
+            self.rate_limited_requests += counted
+            used = self.rate_limited_requests
         return {
             "X-GitHub-Api-Version-Selected": API_VERSION,
             "X-GitHub-Media-Type": "github.v3; format=json",
             "X-GitHub-Request-Id": secrets.token_hex(8).upper(),
             "X-RateLimit-Limit": "5000",
-            "X-RateLimit-Remaining": "4999",
+            "X-RateLimit-Remaining": str(max(0, 5000 - used)),
             "X-RateLimit-Reset": str(self._rate_reset),
-            "X-RateLimit-Used": "1",
+            "X-RateLimit-Used": str(used),
             "X-RateLimit-Resource": "core",
         }
 
@@ -229,9 +232,9 @@ class FakeGitHub(FaultInjection, Writes):
             # Conditional requests ("Best practices for using the REST API"): a strong ETag of the body;
             # If-None-Match naming it gets 304 with no body.
             etag = '"' + hashlib.sha256(body_out).hexdigest()[:40] + '"'
-            head = {**self._headers(), **extra, "ETag": etag}
             if method == "GET" and etag in (headers.get("If-None-Match") or headers.get("if-none-match") or ""):
-                return 304, head, b""
+                return 304, {**self._headers(counted=False), **extra, "ETag": etag}, b""
+            head = {**self._headers(), **extra, "ETag": etag}
             return 200, {**head, "Content-Type": "application/json; charset=utf-8"}, body_out
         except Response as response:
             head = {**self._headers(), **response.headers}

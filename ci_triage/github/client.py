@@ -93,7 +93,8 @@ class GitHubClient:
         self.policy = policy or default_policy(connection, sleep)
         self._github: Github | None = None
         self._http: httpx.Client | None = None
-        self._etags: dict[str, tuple[str, Any]] = {}
+        # ETag -> body of every conditional GET; `sync` swaps in the store's persistent table.
+        self._etags: Any = {}
 
     # --- plumbing -----------------------------------------------------------------------------
     @property
@@ -263,6 +264,34 @@ class GitHubClient:
             self._record("workflow", payload)
         return payloads
 
+    def use_etag_cache(self, cache: Any) -> None:
+        """Keep ETags and bodies in `cache` (a mapping: key -> (etag, body)), e.g. across processes."""
+        self._etags = cache
+
+    def completed_runs(self, repo: str, created: str) -> list[tuple[Run, str | None]]:
+        """Completed workflow runs created in `created` (GitHub's qualifier, e.g. `>=2026-05-01`), newest
+        first, each with the login that triggered its latest attempt."""
+        what = f"workflow runs of {repo}"
+        payloads = self._list(what, f"/repos/{repo}/actions/runs", {"status": "completed", "created": created},
+                              key="workflow_runs")
+        for payload in payloads:
+            self._record("run", payload)
+        return [(self._convert(what, run_from_payload, p), _login(p.get("triggering_actor"))) for p in payloads]
+
+    def attempt_actor(self, repo: str, run_id: int, attempt: int) -> str | None:
+        """Who triggered attempt `attempt` of a run (GET .../runs/{id}/attempts/{n})."""
+        url = self._url(f"/repos/{repo}/actions/runs/{run_id}/attempts/{attempt}")
+        _, payload = self._read(f"attempt {attempt} of run {run_id}", lambda: self._get(url, None))
+        return _login(payload.get("triggering_actor")) if isinstance(payload, dict) else None
+
+    def job_executions(self, repo: str, run_id: int) -> list[Job]:
+        """Every execution of every job of a run, all attempts (`filter=all`)."""
+        what = f"jobs of run {run_id}"
+        every = self._list(what, f"/repos/{repo}/actions/runs/{run_id}/jobs", {"filter": "all"}, key="jobs")
+        for payload in every:
+            self._record("job", payload)
+        return [self._convert(what, job_from_payload, p) for p in every]
+
     def jobs(self, repo: str, run_id: int, attempt: int) -> list[Job]:
         """The jobs of a run as they stood at `attempt`, with steps, runner and labels: jobs rerun in
         that attempt, and those carried over from earlier attempts (see protocol.jobs_of_attempt)."""
@@ -355,6 +384,10 @@ class GitHubClient:
             raise protocol.no_response(what, exc, self._secrets, sent=sent) from None
         except httpx.HTTPError as exc:  # DecodingError and the like
             raise protocol.malformed(what, exc) from None
+
+
+def _login(user: Any) -> str | None:
+    return user.get("login") if isinstance(user, dict) else None
 
 
 def _decoded(encoding: str | None, raw: bytes, what: str) -> bytes:
