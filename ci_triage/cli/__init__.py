@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from ci_triage.cli import act, config, logs, report, runners, timeline
-from ci_triage.contracts.d2t_cli import app as d2t_app
+from ci_triage.cli.lazy import MODULES, CommandModule, LazyGroup
 
 app = typer.Typer(
     name="ci-triage",
@@ -22,6 +22,8 @@ app = typer.Typer(
     # Plain help text: typer's rich help imports rich.markdown, markdown-it and pygments, tripling the
     # start-up time of every `--help` and every usage error.
     rich_markup_mode=None,
+    # Each command is built when it is run (or listed by name and help text): see cli/lazy.py.
+    cls=LazyGroup,
 )
 
 
@@ -46,9 +48,15 @@ def _root(
     """Tell whether a red CI job is the PR's fault or the runner's, with the evidence."""
 
 
-for group in (report, timeline, runners, act, logs, config):
-    group.register(app)
-app.add_typer(d2t_app, name="d2t")
+def _register_d2t(into: typer.Typer) -> None:
+    from ci_triage.contracts.d2t_cli import app as d2t_app
+
+    into.add_typer(d2t_app, name="d2t")
+
+
+for group in (report.register, timeline.register, runners.register, act.register, logs.register, config.register,
+              _register_d2t):
+    MODULES.append(CommandModule(group))
 
 
 def main() -> None:
