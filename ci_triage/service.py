@@ -40,7 +40,7 @@ from ci_triage.core.decide.triage import (
 from ci_triage.core.logs.annotations import classify_annotations
 from ci_triage.core.logs.budget import DEFAULT_BUDGET_S, classify_within
 from ci_triage.core.logs.job_limits import timeout_minutes
-from ci_triage.core.logs.logparse import parse_log
+from ci_triage.core.logs.logparse import step_first_lines
 from ci_triage.core.logs.rules import (
     RuleSet,
     builtin_rules,
@@ -66,25 +66,6 @@ CONFIG_PATH = ".github/ci-triage.toml"
 
 def _no_progress(what: str, done: int, total: int) -> None:
     pass
-
-
-# Past this line the log is not parsed again just for a link: the root cause then links the job page.
-MAX_ANCHOR_LINE = 200_000
-
-
-def step_first_lines(data: LogData | str | bytes, steps: tuple[Step, ...], upto: int) -> tuple[tuple[str, int], ...]:
-    """(step, the first log line of its section) for every step that starts by line `upto`, as the
-    parser maps lines to steps (by the jobs API's step times). GitHub's job page numbers a step's log
-    lines from 1 at that first line."""
-    if not steps or upto > MAX_ANCHOR_LINE:
-        return ()
-    found: dict[str, int] = {}
-    for line in parse_log(data, steps):
-        if line.number > upto:
-            break
-        if line.step is not None and line.step not in found:
-            found[line.step] = line.number
-    return tuple(found.items())
 
 
 class Triage:
@@ -135,14 +116,17 @@ class Triage:
             self.store.save_annotations(repo, job.id, annotations)
         return annotations
 
-    def classify_job(self, repo: str, job: Job) -> tuple[LogStatus, Classification, tuple[tuple[str, int], ...]]:
+    def classify_job(self, repo: str, job: Job, anchors: bool = False
+                     ) -> tuple[LogStatus, Classification, tuple[tuple[str, int], ...]]:
+        """The job's log status and classification, and with `anchors` the first log line of each step up
+        to the root cause (a second pass over the log, paid only for the jobs a report links to)."""
         status, data = self.log_of(repo, job)
         # The log stays bytes (a map of a temporary file when large) and only the lines a rule
         # could match become objects: a 1 GB log costs a scan in bounded memory.
         classification = classify_within(data or b"", self.rules, job.steps, seconds=DEFAULT_BUDGET_S,
                                          clock=time.monotonic)
         root = classification.root_cause
-        first_lines = step_first_lines(data, job.steps, root.line) if data and root else ()
+        first_lines = step_first_lines(data, job.steps, root.line) if anchors and data and root else ()
         if hasattr(data, "close"):  # a large log's map: its temporary file goes with it
             data.close()
         if status is not LogStatus.AVAILABLE or classification.category == "unknown":
@@ -206,7 +190,7 @@ class Triage:
         logs: dict[int, ClassifiedLog] = {}
         for index, (_, job) in enumerate(failed):
             self.progress("logs of failed jobs", index, len(failed))
-            logs[job.id] = self.classified_log(repo, job)
+            logs[job.id] = self.classified_log(repo, job, anchors=True)
 
         window_runs, window_jobs = self._window(repo, window_queries(facts))
         unresolved = unresolved_runs(window_runs.values())
@@ -232,8 +216,8 @@ class Triage:
                     probed[other.id] = self.classified_log(repo, other)
         return replace(facts, logs=probed)
 
-    def classified_log(self, repo: str, job: Job) -> ClassifiedLog:
-        return ClassifiedLog(*self.classify_job(repo, job))
+    def classified_log(self, repo: str, job: Job, anchors: bool = False) -> ClassifiedLog:
+        return ClassifiedLog(*self.classify_job(repo, job, anchors))
 
     def _window(self, repo: str, queries: dict[int, str]) -> tuple[dict[int, Run], list[Job]]:
         """Runs of each failed job's workflow created in the window around it, and their jobs."""

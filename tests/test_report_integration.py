@@ -175,3 +175,13 @@ def test_the_timeout_limit_is_read_from_the_workflow_as_it_ran(fake, client, sto
     assert facts.timeout_limits == {job.id: 60.0}  # npu_vllm_examples.yml: timeout-minutes: 60
     reads = [r for r in fake.requests if r.path.endswith("/contents/" + run.workflow_path)]
     assert any(r.query.get("ref") == [run.head_sha] for r in reads)
+
+
+def test_step_anchors_are_read_only_for_the_jobs_a_report_links(client, store):
+    """The anchors cost a second pass over the log: sync and the neighbours' probes do not pay it."""
+    triage = Triage(client, store)
+    facts = triage.gather(DEMO_REPO, 67)
+    [job] = [j for j in facts.jobs if j.failed]
+    assert facts.logs[job.id].step_first_lines  # the PR's own failed job: linked to its line
+    assert triage.classify_job(DEMO_REPO, job)[2] == ()
+    assert triage.classify_job(DEMO_REPO, job, anchors=True)[2] == facts.logs[job.id].step_first_lines

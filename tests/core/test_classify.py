@@ -1,6 +1,7 @@
 import pytest
 
-from ci_triage.core.logs.classify import classify, focus_on_test, repo_relative
+from ci_triage.core.logs.classify import classify, focus_on_test
+from ci_triage.core.logs.frames import repo_relative
 from ci_triage.core.logs.logparse import parse_log
 from ci_triage.core.logs.rules import builtin_rules, check_examples, parse_rules
 from ci_triage.errors import ConfigError

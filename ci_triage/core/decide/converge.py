@@ -101,22 +101,23 @@ def foreign_state(comments: Iterable[Any], identity: str | None, now: datetime) 
 
 
 # --- merging ------------------------------------------------------------------------------------------
-def _earliest(a: str | None, b: str | None) -> str | None:
+def _pick(a: str | None, b: str | None, pick) -> str | None:
+    """`pick` (min or max) of two ISO times by the instant they name (the text breaks ties and stands
+    in for a time that does not parse); None yields to the other."""
     if a is None or b is None:
         return a or b
     pa, pb = parse_iso_aware(a), parse_iso_aware(b)
     if pa is None or pb is None:
-        return min(a, b)
-    return a if (pa, a) <= (pb, b) else b
+        return pick(a, b)
+    return pick((pa, a), (pb, b))[1]
+
+
+def _earliest(a: str | None, b: str | None) -> str | None:
+    return _pick(a, b, min)
 
 
 def _latest(a: str | None, b: str | None) -> str | None:
-    if a is None or b is None:
-        return a or b
-    pa, pb = parse_iso_aware(a), parse_iso_aware(b)
-    if pa is None or pb is None:
-        return max(a, b)
-    return a if (pa, a) >= (pb, b) else b
+    return _pick(a, b, max)
 
 
 def _attempt_key(record: AttemptRecord) -> tuple:

@@ -11,13 +11,12 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from ci_triage.core.logs.fingerprint import fingerprint
-from ci_triage.core.logs.frames import frames_in, repo_relative
+from ci_triage.core.logs.frames import frames_in
 from ci_triage.core.logs.matcher import context_before, find_matches, with_context
 from ci_triage.core.logs.rules import RuleSet
 from ci_triage.core.logs.scorer import CONTEXT_LINES, best_line
 from ci_triage.model import Classification, Frame, LogLine, RootCause, RuleMatch
 
-__all__ = ["EXIT_MEANINGS", "classify", "focus_on_test", "repo_relative"]  # repo_relative: frames' path rule
 
 
 def _first_error_line(lines: Sequence[LogLine], boilerplate_matches: Sequence[RuleMatch]) -> LogLine | None:

@@ -192,3 +192,22 @@ def parse_log(raw: RawLog | LogBuffer, steps: Iterable[Step] = ()) -> Iterator[L
             if text.startswith(GROUP_RUN):
                 group_step = text[len("##[group]"):]
             yield LogLine(number=number, text=text, step=clock.step_of(current, group_step), timestamp=current)
+
+
+# Past this line the log is not parsed again just for a link: the root cause then links the job page.
+MAX_ANCHOR_LINE = 200_000
+
+
+def step_first_lines(data: RawLog | LogBuffer, steps: tuple[Step, ...], upto: int) -> tuple[tuple[str, int], ...]:
+    """(step, the first log line of its section) for every step that starts by line `upto`, as the
+    parser maps lines to steps (by the jobs API's step times). GitHub's job page numbers a step's log
+    lines from 1 at that first line."""
+    if not steps or upto > MAX_ANCHOR_LINE:
+        return ()
+    found: dict[str, int] = {}
+    for line in parse_log(data, steps):
+        if line.number > upto:
+            break
+        if line.step is not None and line.step not in found:
+            found[line.step] = line.number
+    return tuple(found.items())
