@@ -236,3 +236,16 @@ def test_html_without_matplotlib_is_one_line_before_any_work(tmp_path):
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr.count("\n") == 1 and "matplotlib" in result.stderr and "ci-triage[charts]" in result.stderr
     assert not store.exists()  # ... without it, the command stops before opening the store
+
+
+def test_the_digest_workflow_keeps_the_html_page_as_an_artifact():
+    import yaml
+
+    workflow = yaml.safe_load((Path(__file__).parent.parent / "workflows" / "runner-health.yml").read_text())
+    steps = workflow["jobs"]["digest"]["steps"]
+    page = next(s for s in steps if "--format html" in s.get("run", ""))
+    upload = next(s for s in steps if s.get("uses", "").startswith("actions/upload-artifact@"))
+    assert steps.index(page) < steps.index(upload)
+    assert upload["uses"] == "actions/upload-artifact@ea165f8d65b6e75b540449e92b4886f43607fa02"  # v4.6.2
+    assert upload["with"]["path"].endswith("runner-health.html") and upload["with"]["if-no-files-found"] == "error"
+    assert any("matplotlib" in s.get("run", "") for s in steps[: steps.index(page)])
