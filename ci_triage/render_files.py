@@ -2,7 +2,8 @@
 
 The drawing functions take the chart model (ci_triage.core.render.gantt.Chart) and return an object or
 text; only `write_chart` touches the disk. matplotlib is imported when a .png is asked for, since it is
-slow to import and nothing else needs it.
+slow to import and nothing else needs it; it is an optional extra (`ci-triage[charts]`), and
+`require_matplotlib` says so in one line before any work when it is missing.
 """
 
 from __future__ import annotations
@@ -19,12 +20,21 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 FORMATS = (".png", ".html")
+INSTALL_HINT = "pip install 'ci-triage[charts]'"
 FAILED_EDGE = "#7f0000"
 OWN_EDGE = "#000000"
 
 
+def require_matplotlib(what: str) -> None:
+    """Fail with one line, before any work, when matplotlib (the `charts` extra) is not installed."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise UsageError(f"{what} needs matplotlib, which is not installed", f"Install it: {INSTALL_HINT}") from None
+
+
 def check_output(path: Path) -> str:
-    """The picture format for a file name, or a UsageError saying which ones exist."""
+    """The picture format for a file name, or a UsageError saying which ones exist (or what a .png needs)."""
     suffix = path.suffix.lower()
     if suffix == ".htm":
         suffix = ".html"
@@ -32,6 +42,8 @@ def check_output(path: Path) -> str:
         problem = f"'{path.suffix}' is not a picture format ci-triage writes" if path.suffix else \
             "the file name has no extension"
         raise UsageError(f"cannot write {path}: {problem}", "Use a .png or .html file name")
+    if suffix == ".png":
+        require_matplotlib(f"writing {path}")
     return suffix
 
 

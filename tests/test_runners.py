@@ -3,9 +3,11 @@ fleet reconstruction, and sync against the local fake (conditional re-sync, resu
 
 from __future__ import annotations
 
+import base64
 import gzip
 import json
 import os
+import struct
 import subprocess
 import sys
 import tempfile
@@ -163,3 +165,87 @@ def test_the_digest_workflow_finds_its_issue_by_the_renderers_marker():
     assert workflow["permissions"] == {}
     assert workflow["jobs"]["digest"]["permissions"] == {"actions": "read", "contents": "read", "issues": "write"}
     assert "--format markdown" in json.dumps(workflow)
+
+
+HOSTILE_RUNNER = '<img src=x onerror=alert(1)>\x1b]8;;https://evil.example\x07$x^2$"-r0'
+
+
+def test_html_page_embeds_the_trends_picture_and_names_the_sick_host(tmp_path):
+    page, picture = tmp_path / "health.html", tmp_path / "trends.png"
+    result = run("runners", "--demo", "--format", "html", "--output", str(page), "--png", str(picture))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [str(picture), str(page)] and result.stderr == ""
+    text = page.read_text(encoding="utf-8")
+    png = picture.read_bytes()
+    assert png.startswith(b"\x89PNG\r\n\x1a\n")
+    assert f'src="data:image/png;base64,{base64.b64encode(png).decode()}"' in text  # the same picture, inline
+    width, height = struct.unpack(">II", png[16:24])
+    assert 1000 < width < 3000 and 500 < height < 1500
+    assert f"<code>{LEAKING}</code>" in text and "Contention hotspots" in text
+    assert "<script" not in text and "http://" not in text and "https://" not in text
+    # Every day of the window has a row: fourteen days and the header.
+    assert text.count("<tr><td>") >= 14
+
+
+def test_html_escapes_a_hostile_runner_name(tmp_path):
+    import sqlite3
+    from html.parser import HTMLParser
+
+    store = tmp_path / "s.sqlite3"
+    result = run("sync", "--demo", "--store", str(store), "--logs", "failed")
+    assert result.returncode == 0, result.stderr
+    with sqlite3.connect(store) as db:
+        changed = db.execute("UPDATE jobs SET runner_name = ?, data = json_set(data, '$.runner_name', ?) "
+                             "WHERE runner_name = ?", (HOSTILE_RUNNER, HOSTILE_RUNNER, f"{LEAKING}-r0")).rowcount
+    assert changed > 50
+    page = tmp_path / "health.html"
+    result = run("runners", "--offline", "--repo", fleet.REPO, "--store", str(store), "--since", "2026-05-12",
+                 "--host-pattern", r"^(?P<host>.+)-r\d+$", "--format", "html", "--output", str(page))
+    assert result.returncode == 0, result.stderr
+    text = page.read_text(encoding="utf-8")
+
+    class Page(HTMLParser):
+        tags: list[str] = []
+        data: list[str] = []
+
+        def handle_starttag(self, tag, attrs):
+            self.tags.append(tag)
+
+        def handle_data(self, data):
+            self.data.append(data)
+
+    parser = Page()
+    parser.feed(text)
+    assert "\x1b" not in text and "\x07" not in text
+    assert parser.tags.count("img") == 1 and "a" not in parser.tags  # only the picture; no injected tag or link
+    shown_text = "".join(parser.data)
+    assert '<img src=x onerror=alert(1)>' in shown_text and "$x^2$" in shown_text  # as text, in the tables
+
+
+def test_html_without_matplotlib_is_one_line_before_any_work(tmp_path):
+    store = tmp_path / "s.sqlite3"
+    assert run("runners", "--offline", "--repo", "o/r", "--store", str(tmp_path / "other.sqlite3")).returncode == 0
+    assert (tmp_path / "other.sqlite3").exists()  # with matplotlib the store is opened (created) ...
+    blocked = ("import sys; sys.modules['matplotlib'] = None; "
+               f"sys.argv = ['ci-triage', 'runners', '--offline', '--repo', 'o/r', '--store', {str(store)!r}, "
+               "'--format', 'html']; "
+               "from ci_triage.cli import main; main()")
+    env = {k: v for k, v in os.environ.items() if k not in ("GITHUB_TOKEN", "GH_TOKEN", "CI_TRIAGE_STORE")}
+    result = subprocess.run([sys.executable, "-c", blocked], capture_output=True, text=True, timeout=120,
+                            env={**env, "CI": "true"})
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.count("\n") == 1 and "matplotlib" in result.stderr and "ci-triage[charts]" in result.stderr
+    assert not store.exists()  # ... without it, the command stops before opening the store
+
+
+def test_the_digest_workflow_keeps_the_html_page_as_an_artifact():
+    import yaml
+
+    workflow = yaml.safe_load((Path(__file__).parent.parent / "workflows" / "runner-health.yml").read_text())
+    steps = workflow["jobs"]["digest"]["steps"]
+    page = next(s for s in steps if "--format html" in s.get("run", ""))
+    upload = next(s for s in steps if s.get("uses", "").startswith("actions/upload-artifact@"))
+    assert steps.index(page) < steps.index(upload)
+    assert upload["uses"] == "actions/upload-artifact@ea165f8d65b6e75b540449e92b4886f43607fa02"  # v4.6.2
+    assert upload["with"]["path"].endswith("runner-health.html") and upload["with"]["if-no-files-found"] == "error"
+    assert any("matplotlib" in s.get("run", "") for s in steps[: steps.index(page)])

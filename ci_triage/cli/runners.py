@@ -26,6 +26,7 @@ class HealthFormat(StrEnum):
     table = "table"
     markdown = "markdown"
     json = "json"
+    html = "html"
 
 
 def register(app: typer.Typer) -> None:
@@ -85,6 +86,8 @@ def runners(
     since: SinceOption = "14d",
     fmt: Annotated[HealthFormat, typer.Option("--format", help="Output format.")] = HealthFormat.table,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file instead of stdout.")] = None,
+    png: Annotated[Path | None, typer.Option(
+        "--png", help="Also write the trends picture (host x day infra failures, rerun cost per day) to this PNG.")] = None,
     offline: Annotated[bool, typer.Option("--offline", metavar=FLAG, help="Read the store only; do not sync first.")] = False,
     host_pattern: Annotated[str | None, typer.Option(
         "--host-pattern", help="Regex on runner names naming the host (default: the repository config's).")] = None,
@@ -92,7 +95,8 @@ def runners(
     demo: DemoOption = False,
 ) -> None:
     """Which runners and hosts fail far more than their pool (with a p-value), which jobs collide on one
-    host, how many reruns people and ci-triage asked for and what they cost, and the flakiest jobs."""
+    host, how many reruns people and ci-triage asked for and what they cost, and the flakiest jobs.
+    `--format html` is one self-contained page with the trends per day drawn in (needs matplotlib)."""
     with boundary():
         import re
 
@@ -102,6 +106,11 @@ def runners(
 
         if offline and demo:
             raise UsageError("--demo syncs from the bundled reconstruction; it cannot be --offline")
+        drawn = fmt is HealthFormat.html or png is not None
+        if drawn:
+            from ci_triage.render_files import require_matplotlib
+
+            require_matplotlib("--format html" if fmt is HealthFormat.html else "--png")
         now = datetime.now(UTC)
         if demo:
             from ci_triage.demo.fleet import DEMO_NOW
@@ -129,15 +138,36 @@ def runners(
         except re.error as exc:
             raise UsageError(f"--host-pattern: {exc}") from None
         report = analyse(records, repo=repo_name, since=start, until=now, host_pattern=pattern, automatic=automatic)
-        text = _render(report, fmt)
+        picture = trends = None
+        if drawn:
+            from ci_triage.core.health.trends import daily_trends
+            from ci_triage.render_trends import trends_png
+
+            trends = daily_trends(records, since=start, until=now, host_pattern=pattern, automatic=automatic)
+            picture = trends_png(report, trends)
+        if fmt is HealthFormat.html and trends is not None:
+            from ci_triage.core.render.health_html import render_html
+
+            text = render_html(report, trends, picture)
+        else:
+            text = _render(report, fmt)
+        written = []
+        if png is not None and picture is not None:
+            written.append(_write(png, picture))
         if output is not None:
-            try:
-                output.write_text(text, encoding="utf-8")
-            except OSError as exc:
-                raise UsageError(f"cannot write {output}: {exc.strerror or exc}") from None
-            sys.stdout.write(f"{output}\n")
-            return
-        sys.stdout.write(text)
+            written.append(_write(output, text.encode("utf-8")))
+        # stdout carries the result: the document, or the names of the files it went to.
+        sys.stdout.write("".join(f"{path}\n" for path in written) if output is not None else text)
+
+
+def _write(path: Path, content: bytes) -> Path:
+    from ci_triage.errors import UsageError
+
+    try:
+        path.write_bytes(content)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+    return path
 
 
 def _render(report, fmt: HealthFormat) -> str:
