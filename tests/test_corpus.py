@@ -6,7 +6,8 @@ matter are the test split's. `benchmarks/classify_accuracy.py` prints them per c
 
 ACCEPTANCE is the bar the classifier is built to (category >= 95 %, root-cause line >= 90 % on the
 test split). FLOOR is what the built-in rules measurably reach today on each split: a ratchet, so
-accuracy cannot silently regress. Raise FLOOR when the rules improve; never lower it to pass.
+accuracy cannot silently regress. Raise FLOOR when the rules improve; never lower it to pass a rule change
+(it is re-measured, and may go down, only when the corpus itself changes; the commit says so).
 """
 
 from __future__ import annotations
@@ -31,9 +32,12 @@ from tests.corpus_eval import (
 )
 
 ACCEPTANCE = {"category": 0.95, "root_cause": 0.90}
+# Re-measured 2026-12-03 after the test split was decontaminated (13 excerpts of repositories rule writers had
+# seen moved to tune) and 71 fresh excerpts were added: the data changed, not the rules, so the floors went
+# down (tune 99.6 %/99.3 % -> 96.4 %/94.8 %, test 81.9 %/81.9 % -> 80.3 %/80.3 %, same built-in rules).
 FLOOR = {
-    "tune": {"category": 0.98, "root_cause": 0.96},
-    "test": {"category": 0.81, "root_cause": 0.81},
+    "tune": {"category": 0.96, "root_cause": 0.94},
+    "test": {"category": 0.80, "root_cause": 0.80},
     "tune cascades": {"root_cause": 0.50},
 }
 MIN_TEST_SHARE = 0.40
