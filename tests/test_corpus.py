@@ -6,29 +6,38 @@ matter are the test split's. `benchmarks/classify_accuracy.py` prints them per c
 
 ACCEPTANCE is the bar the classifier is built to (category >= 95 %, root-cause line >= 90 % on the
 test split). FLOOR is what the built-in rules measurably reach today on each split: a ratchet, so
-accuracy cannot silently regress. Raise FLOOR when the rules improve; never lower it to pass.
+accuracy cannot silently regress. Raise FLOOR when the rules improve; never lower it to pass a rule change
+(it is re-measured, and may go down, only when the corpus itself changes; the commit says so).
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
 from tests.corpus_eval import (
+    CONTAMINATED,
     CORPUS,
     LABEL_CATEGORIES,
     SPLITS,
     accuracy,
     breakdown,
+    expected_split,
+    first_corpus_repositories,
     load_labels,
     score,
 )
 
 ACCEPTANCE = {"category": 0.95, "root_cause": 0.90}
+# Re-measured 2026-12-03 after the test split was decontaminated (13 excerpts of repositories rule writers had
+# seen moved to tune) and 71 fresh excerpts were added: the data changed, not the rules, so the floors went
+# down (tune 99.6 %/99.3 % -> 96.4 %/94.8 %, test 81.9 %/81.9 % -> 80.3 %/80.3 %, same built-in rules).
 FLOOR = {
-    "tune": {"category": 0.99, "root_cause": 0.99},
-    "test": {"category": 0.81, "root_cause": 0.81},
+    "tune": {"category": 0.96, "root_cause": 0.94},
+    "test": {"category": 0.80, "root_cause": 0.80},
     "tune cascades": {"root_cause": 0.50},
 }
 MIN_TEST_SHARE = 0.40
@@ -57,6 +66,27 @@ def test_labels_are_complete_and_the_split_is_by_repository():
     assert not by_split["tune"] & by_split["test"], "a repository's excerpts all sit in one split"
     counts = Counter(e.split for e in LABELS)
     assert counts["test"] / len(LABELS) >= MIN_TEST_SHARE, counts
+
+
+def test_every_repository_sits_in_the_split_the_rule_gives_it():
+    """The split is fixed by the repository's name (README), not chosen per excerpt; the only exception
+    is a repository a rule writer has seen (CONTAMINATED), which is `tune`."""
+    first = first_corpus_repositories(LABELS)
+    assert len([e for e in LABELS if e.repository.lower() in first]) >= 76
+    wrong = [(e.file, e.repository, e.split) for e in LABELS if e.split != expected_split(e.repository, first)]
+    assert wrong == []
+    assert CONTAMINATED.keys() <= {e.repository.lower() for e in LABELS}, "an exception names a corpus repository"
+    assert all(reason for reason in CONTAMINATED.values())
+
+
+def test_no_rule_file_cites_a_test_repository():
+    """A rule or example taken from a held-out repository's threads would make its figures a tuning
+    measure: such a repository must move to CONTAMINATED (and so to `tune`), never stay in `test`."""
+    test_repositories = {e.repository.lower() for e in LABELS if e.split == "test"}
+    rules = Path(__file__).resolve().parent.parent / "ci_triage" / "rules"
+    cited = {(match.lower().rstrip("."), path.name) for path in rules.rglob("*.toml")
+             for match in re.findall(r"github\.com/([\w.-]+/[\w.-]+)", path.read_text(encoding="utf-8"))}
+    assert [(repository, name) for repository, name in sorted(cited) if repository in test_repositories] == []
 
 
 @pytest.mark.parametrize("split", SPLITS)
