@@ -1,4 +1,4 @@
-"""Array helpers of the vectorised correlation engine (timeline_frame, timeline_counts): stable orders,
+"""Array helpers of the correlation engine (timeline_frame): stable orders,
 segments, grouped searches and per-group selections over numpy arrays."""
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def _grouped_searchsorted(group_sorted: np.ndarray, time_sorted: np.ndarray, que
 
 
 def _window_ticks(window_s: float, ticks_per_second: float) -> int:
-    """The largest gap in ticks that timeline.later_jobs_passed still counts (gap_s <= window_s)."""
+    """The largest gap in ticks that a later pass may start after a failed job ends (gap_s <= window_s)."""
     ticks = math.floor(window_s * ticks_per_second)
     while (ticks + 1) / ticks_per_second <= window_s:
         ticks += 1
