@@ -4,7 +4,10 @@ with recent successful jobs when the window has too few."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from dataclasses import replace
+from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -14,13 +17,15 @@ from tests.core import timeline_oracle as oracle
 from tests.core.test_timeline_frame import job_rows, make_job, make_run
 
 MIN_SAMPLES = 3
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def expected(failed, window_jobs, window_runs, pr_of_run, window_s, more):
     """What core/decide/triage.py computed per job before the engine served the report."""
     found = []
     for run, job in failed:
-        same = [j for j in window_jobs if j.run_id in window_runs and window_runs[j.run_id].workflow_id == run.workflow_id]
+        same = [j for j in window_jobs
+                if j.run_id in window_runs and window_runs[j.run_id].workflow_id == run.workflow_id]
         overlapping = oracle.overlapping_jobs(job, same, window_runs, pr_of_run)
         later = oracle.later_jobs_passed(job, same, window_runs, window_s, pr_of_run)
         named = [j for j in same if j.name == job.name]
@@ -101,3 +106,10 @@ def test_a_failed_job_that_changed_since_the_window_was_read_is_asked_as_it_is_n
     other = make_job(3, 20, 60_000_000, 60_000_000, "n2-r1", "success", "test", ("linux-a2",))
     found = correlate_window([(runs[10], now)], [then, other], runs, {10: 67, 20: 66}, later_window_s=0)
     assert [(o.job_id, o.same_host) for o in found[0].overlapping] == [(3, True)]
+
+
+def test_benchmark_script_runs_on_a_small_window():
+    finished = subprocess.run([sys.executable, str(REPO_ROOT / "benchmarks" / "report_window.py"), "--runs", "50",
+                               "--repeats", "1"], capture_output=True, text=True, timeout=120, cwd=REPO_ROOT)
+    assert finished.returncode == 0, finished.stderr
+    assert "answers equal: True" in finished.stdout and "ratio" in finished.stdout
