@@ -186,3 +186,14 @@ def test_no_jobs_and_no_failures():
     assert len(result.failed) == 0 and result.baseline("build").median_s == 60.0
     assert result.died_early().tolist() == []
 
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(-3, 6), max_size=30))
+def test_factorize_gives_pandas_codes(values):
+    import pandas as pd
+
+    from ci_triage.core.evidence.frame_arrays import _factorize
+
+    array = np.array(values, dtype=np.int64)
+    assert _factorize(array).tolist() == pd.factorize(array)[0].tolist()

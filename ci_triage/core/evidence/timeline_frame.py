@@ -3,7 +3,7 @@
 The one correlation engine: `report` and `timeline` (through evidence.window, one frame per report)
 and `runners` (core.health.analysis) ask it. Every failed job is correlated in one go instead of
 O(failed x candidates). Pure: columns of plain numbers in, numpy arrays (and model values on request)
-out; numpy and pandas stay inside this module. Every answer equals the per-job reading kept as the
+out; numpy (and pandas, imported only for big frames) stay inside. Every answer equals the per-job reading kept as the
 test oracle (tests/core/timeline_oracle.py; tests/core/test_timeline_frame.py checks it with hypothesis).
 
 How it stays near O((n + k) log n) for n jobs and k overlapping pairs:
@@ -33,9 +33,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
-import pandas as pd
 
-from ci_triage.core.evidence.frame_arrays import _INT64_MAX
 from ci_triage.core.evidence.hosts import host_of, pool_labels
 from ci_triage.model import (
     FAILED_CONCLUSIONS,
@@ -53,9 +51,11 @@ SUCCESS = 0
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
 from ci_triage.core.evidence.frame_arrays import (  # noqa: F401
+    _INT64_MAX,
     MISSING,  # noqa: F401 - re-exported: part of the frame's contract
     _csr,
     _explode,
+    _factorize,
     _first_per_group,
     _grouped_searchsorted,
     _segments,
@@ -323,7 +323,7 @@ def _overlaps(frame, single, by_start, row_start, row_end, q_index, q_job, q_poo
     pm_row = None
     if single:
         with_pr = in_time[frame.pr[member_job[in_time]] >= 0]
-        pr_code = pd.factorize(frame.pr[member_job[with_pr]])[0].astype(np.int64)
+        pr_code = _factorize(frame.pr[member_job[with_pr]])
         code = member_pool[with_pr] * (int(pr_code.max(initial=0)) + 1) + pr_code
         order = _stable_order(code)
         with_pr, code = with_pr[order], code[order]
@@ -337,6 +337,7 @@ def _overlaps(frame, single, by_start, row_start, row_end, q_index, q_job, q_poo
                 lift = seg_id * width
                 running = np.maximum.accumulate(ends - low + lift) - lift + low
             else:
+                import pandas as pd  # a rare fallback: pandas stays off the report's path
                 running = pd.Series(ends).groupby(seg_id).cummax().to_numpy()
         pm_sorted = np.empty_like(ends)
         pm_sorted[1:] = running[:-1]
@@ -469,7 +470,7 @@ def _later(frame, single, by_start, row_start, q_index, q_job, q_pool, qe, q_run
 
     if single:
         # The failed run's own jobs in the window, counted per (pool, run) the same way.
-        run_code = pd.factorize(frame.run_id)[0].astype(np.int64)
+        run_code = _factorize(frame.run_id)
         runs = int(run_code.max(initial=0)) + 1
         own_code = member_pool[passed_by_start] * runs + run_code[member_job[passed_by_start]]
         order = _stable_order(own_code)
