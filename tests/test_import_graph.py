@@ -72,6 +72,13 @@ def test_the_pure_core_does_no_io_of_its_own():
     assert wrong == []
 
 
+def test_no_product_module_imports_the_tests():
+    """The per-job correlation kept as a test oracle (tests/core/timeline_oracle.py) stays out of the product."""
+    wrong = [f"{name} imports {i}" for name, path in MODULES.items() for i in _imports(path)
+             if i.split(".")[0] == "tests"]
+    assert wrong == []
+
+
 def _cycles() -> list[list[str]]:
     """Strongly connected components of more than one module (Tarjan), i.e. import cycles."""
     index: dict[str, int] = {}

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 from rich.console import Console
 
-from ci_triage.core.evidence import timeline
+from ci_triage.core.evidence.window import correlate_window
 from ci_triage.core.render import gantt, markdown
 from ci_triage.model import (
     Classification,
@@ -58,7 +58,7 @@ JOBS = (
 
 
 def overlapping_of(failed: Job, jobs: tuple[Job, ...], runs: dict[int, Run], pr_of_run: dict[int, int | None]):
-    return timeline.overlapping_jobs(failed, jobs, runs, pr_of_run)
+    return correlate_window([(runs[failed.run_id], failed)], jobs, runs, pr_of_run, later_window_s=0)[0].overlapping
 
 
 def make_report(jobs: tuple[Job, ...] = JOBS, failed: tuple[Job, ...] = (OWN_FAILED,),

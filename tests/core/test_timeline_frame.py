@@ -1,18 +1,14 @@
-"""The vectorised correlation (all lists, or counts plus lists on request) gives timeline.py's answers."""
+"""The correlation engine gives the per-job oracle's answers (tests/core/timeline_oracle.py)."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ci_triage.core.evidence import timeline
-from ci_triage.core.evidence.timeline_counts import _count_below, count_correlations
+from ci_triage.core.evidence.frame_baselines import died_early
 from ci_triage.core.evidence.timeline_frame import (
     CONCLUSIONS,
     MISSING,
@@ -20,9 +16,9 @@ from ci_triage.core.evidence.timeline_frame import (
     correlate,
 )
 from ci_triage.model import Job, Run
+from tests.core import timeline_oracle as timeline
 
 T0 = datetime(2026, 5, 12, 13, 0, tzinfo=UTC)
-REPO_ROOT = Path(__file__).resolve().parents[2]
 LABEL_SETS = [("self-hosted", "linux-a2"), ("linux-a2",), ("self-hosted", "linux-a2", "big"), ("big", "x64"),
               ("self-hosted", "linux"), ("linux", "self-hosted"), ("ubuntu-latest",), ()]
 RUNNERS = [None, "n1-r0", "n1-r1", "n2-r0", "n2-r1", "n3", ""]
@@ -82,30 +78,8 @@ def check_equal_to_timeline(jobs, runs, pr_of_run, window_s, cap, chunk_pairs):
             assert set(result.later_jobs_passed(job.id)) < set(later) and len(result.later_of(index)) == cap
     for name in {job.name for job in jobs}:
         assert result.baseline(name) == timeline.duration_baseline(name, jobs)
-    expected_early = [timeline.died_early(job, timeline.duration_baseline(job.name, jobs)) for job in failed]
+    expected_early = [died_early(job, timeline.duration_baseline(job.name, jobs)) for job in failed]
     assert result.died_early().tolist() == expected_early
-    check_counts_equal_to_timeline(frame, jobs, runs, pr_of_run, window_s, expected_early)
-
-
-def check_counts_equal_to_timeline(frame, jobs, runs, pr_of_run, window_s, expected_early):
-    """Every count equals len() of timeline.py's list; details() gives the lists themselves."""
-    counts = count_correlations(frame, window_s=window_s)
-    failed = [job for job in jobs if job.failed]
-    assert [frame.jobs[i].id for i in counts.failed] == [job.id for job in failed]
-    details = counts.details([job.id for job in failed])
-    for index, job in enumerate(failed):
-        expected = timeline.overlapping_jobs(job, jobs, runs, pr_of_run)
-        own = frame.pr[counts.failed[index]]
-        prs = tuple(sorted({o.pr for o in expected if o.pr not in (None, own)}))
-        later = timeline.later_jobs_passed(job, jobs, runs, window_s, pr_of_run)
-        assert counts.overlap_count[index] == len(expected)
-        assert counts.same_host_count[index] == sum(o.same_host for o in expected)
-        assert counts.in_flight_count[index] == len(prs)
-        assert counts.later_passed_count[index] == len(later)
-        assert details.overlapping_jobs(job.id) == counts.overlapping_jobs(job.id) == expected
-        assert details.in_flight_prs(job.id) == counts.in_flight_prs(job.id) == prs
-        assert details.later_jobs_passed(job.id) == counts.later_jobs_passed(job.id) == later
-    assert counts.died_early().tolist() == expected_early
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -188,52 +162,6 @@ def test_array_frames_match_timeline_including_huge_tick_counts():
             assert result.later_passed_count[index] == len(later)
 
 
-def test_array_frame_counts_match_timeline_including_huge_tick_counts():
-    rng = np.random.default_rng(5)
-    for scale in (1, 2**48):  # 2**48 overflows every packed key: the rank and argsort fallbacks run
-        columns = random_arrays(rng, 300, 400, scale)
-        columns["pr"] = columns["run_id"] % 7 - 1
-        frame = JobFrame.from_arrays(**columns, ticks_per_second=1e6)
-        counts = count_correlations(frame, window_s=100 * scale / 1e6)
-        jobs, runs = pure_jobs(columns)
-        by_id = {job.id: job for job in jobs}
-        assert len(counts.failed) > 20 and counts.in_flight_count.max() > 1
-        for index, position in enumerate(counts.failed):
-            failed = by_id[int(frame.job_id[position])]
-            expected = timeline.overlapping_jobs(failed, jobs, runs)
-            assert counts.overlap_count[index] == len(expected)
-            assert counts.same_host_count[index] == sum(o.same_host for o in expected)
-            own = frame.pr[position]
-            assert counts.in_flight_count[index] == len({o.pr for o in expected if o.pr not in (None, own)})
-            later = timeline.later_jobs_passed(failed, jobs, runs, 100 * scale / 1e6)
-            assert counts.later_passed_count[index] == len(later)
-        shown = counts.details(positions=counts.failed[:5], cap=3)
-        assert all(len(shown.overlaps_of(i)[0]) == min(3, shown.overlap_count[i]) for i in range(5))
-
-
-def test_counts_equal_the_all_lists_mode_on_thousands_of_failed_jobs():
-    """Past 4096 queries the searches sort their queries first, and the packed keys hold many groups:
-    every count still equals the one correlate() gets from the pairs themselves."""
-    rng = np.random.default_rng(6)
-    for scale in (1, 2**40):  # 2**40: no packed key fits, the fallbacks run
-        columns = random_arrays(rng, 16_000, 20_000, scale)
-        columns["pool"] = rng.integers(0, 7, 16_000)
-        columns["host"] = np.where(rng.random(16_000) < 0.1, -1, columns["pool"] * 5 + rng.integers(0, 5, 16_000))
-        columns["pr"] = columns["run_id"] % 300 - 20  # PRs follow runs; some runs have none
-        known = columns["start"] != MISSING
-        columns["end"][known] = columns["start"][known] + rng.integers(-2, 400, int(known.sum())) * scale
-        frame = JobFrame.from_arrays(**columns, ticks_per_second=1e6)
-        counts = count_correlations(frame, window_s=2000 * scale / 1e6)
-        lists = correlate(frame, window_s=2000 * scale / 1e6, cap=None)
-        assert len(counts.failed) > 4096 and counts.same_host_count.max() > 1
-        assert counts.overlap_count.tolist() == lists.overlap_count.tolist()
-        assert counts.in_flight_count.tolist() == lists.in_flight_count.tolist()
-        assert counts.later_passed_count.tolist() == lists.later_passed_count.tolist()
-        owner = np.repeat(np.arange(len(lists.failed)), np.diff(lists.overlap_offsets))
-        on_host = np.bincount(owner, lists.overlap_same_host, minlength=len(lists.failed))
-        assert counts.same_host_count.tolist() == on_host.astype(np.int64).tolist()
-
-
 def test_other_prs_count_components_minus_the_gaps_inside():
     """PR 2 ran [0, 10) and [20, 30) on the pool, PR 3 ran [0, 10) and [10, 20) (touching): each counts once."""
     def job(job_id, run_id, start_min, end_min, conclusion="success"):
@@ -244,39 +172,28 @@ def test_other_prs_count_components_minus_the_gaps_inside():
             job(5, 31, 10, 20), job(6, 40, 12, 15, "failure"), job(7, 50, 8, 9, "failure")]
     runs = {10: make_run(10, (1,)), 20: make_run(20, (2,)), 21: make_run(21, (2,)), 30: make_run(30, (3,)),
             31: make_run(31, (3,)), 40: make_run(40, ()), 50: make_run(50, (2,))}
-    counts = count_correlations(JobFrame.from_jobs(jobs, runs))
-    assert counts.in_flight_count.tolist() == [2, 2, 2]  # [5, 25): 2 and 3; [12, 15): 1 and 3; [8, 9): 1 and 3
-    assert counts.in_flight_prs(6) == (1, 3) and counts.in_flight_prs(7) == (1, 3)
-    assert counts.overlap_count.tolist() == [6, 2, 3]
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.integers(0, 20), max_size=40), st.lists(st.tuples(st.integers(0, 40), st.integers(0, 40),
-                                                                     st.integers(-1, 22)), max_size=20))
-def test_count_below_is_a_range_count(values, queries):
-    values = np.array(values, dtype=np.int64)
-    lo = np.array([min(a, b, len(values)) for a, b, _ in queries], dtype=np.int64)
-    hi = np.array([min(max(a, b), len(values)) for a, b, _ in queries], dtype=np.int64)
-    limit = np.array([c for _, _, c in queries], dtype=np.int64)
-    expected = [int((values[a:b] < c).sum()) for a, b, c in zip(lo, hi, limit)]
-    assert _count_below(values, lo, hi, limit).tolist() == expected
+    found = correlate(JobFrame.from_jobs(jobs, runs))
+    assert found.in_flight_count.tolist() == [2, 2, 2]  # [5, 25): 2 and 3; [12, 15): 1 and 3; [8, 9): 1 and 3
+    assert found.in_flight_prs(6) == (1, 3) and found.in_flight_prs(7) == (1, 3)
+    assert found.overlap_count.tolist() == [6, 2, 3]
 
 
 def test_no_jobs_and_no_failures():
     empty = JobFrame.from_jobs([], {})
     assert len(correlate(empty).failed) == 0
-    assert len(count_correlations(empty).overlap_count) == 0
     passing = [make_job(1, 1, 0, 60_000_000, "n1-r0", "success", "build", ("linux-a2",))]
     result = correlate(JobFrame.from_jobs(passing, {}))
     assert len(result.failed) == 0 and result.baseline("build").median_s == 60.0
-    counts = count_correlations(JobFrame.from_jobs(passing, {}))
-    assert len(counts.failed) == 0 and counts.died_early().tolist() == [] and len(counts.details().failed) == 0
+    assert result.died_early().tolist() == []
 
 
-def test_benchmark_script_runs_on_a_small_input():
-    finished = subprocess.run([sys.executable, str(REPO_ROOT / "benchmarks" / "timeline_scale.py"), "--jobs", "20000",
-                               "--repeats", "1"], capture_output=True, text=True, timeout=120, cwd=REPO_ROOT)
-    assert finished.returncode == 0, finished.stderr
-    for part in ("counts, all", "lists for 100 shown", "correlate (total)", "ratio", "old all-lists mode",
-                 "counts equal: True", "bytes per job"):
-        assert part in finished.stdout, part
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(-3, 6), max_size=30))
+def test_factorize_gives_pandas_codes(values):
+    import pandas as pd
+
+    from ci_triage.core.evidence.frame_arrays import _factorize
+
+    array = np.array(values, dtype=np.int64)
+    assert _factorize(array).tolist() == pd.factorize(array)[0].tolist()

@@ -4,8 +4,10 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from ci_triage.core.decide.policy import OutageGuard, Policy, decide
-from ci_triage.core.evidence import timeline
+from ci_triage.core.evidence.frame_baselines import died_early
+from ci_triage.core.evidence.hosts import host_of
 from ci_triage.core.evidence.relate import exercised_files, job_tokens, relate
+from ci_triage.core.evidence.window import baselines, correlate_window
 from ci_triage.model import (
     BaseComparison,
     ChangedFile,
@@ -36,14 +38,23 @@ def run(run_id: int, prs: tuple[int, ...] = (), branch: str = "feature") -> Run:
                branch, "o/r", prs, T0, T0, f"https://example/run/{run_id}")
 
 
+def correlated(failed: Job, others: list[Job], runs: dict[int, Run], window_s: float = 3600):
+    """The engine's evidence for one failed job of run 10 against the other jobs of its workflow."""
+    return correlate_window([(run(10, (67,)), failed)], others, runs, {}, later_window_s=window_s)[0]
+
+
+def baseline_of(name: str, jobs: list[Job]):
+    return baselines([(1, name)], jobs, {j.run_id: run(j.run_id) for j in jobs})[0]
+
+
 def changed(*names: str) -> tuple[ChangedFile, ...]:
     return tuple(ChangedFile(n, "modified", 1, 1) for n in names)
 
 
 def test_host_of_strips_only_a_separated_trailing_index():
-    assert timeline.host_of("gpu-a-r0") == timeline.host_of("gpu-a-r1") == "gpu-a"
-    assert timeline.host_of("node2") == "node2"
-    assert timeline.host_of("linux-aarch64-a2-8-node2-r1") == "linux-aarch64-a2-8-node2"
+    assert host_of("gpu-a-r0") == host_of("gpu-a-r1") == "gpu-a"
+    assert host_of("node2") == "node2"
+    assert host_of("linux-aarch64-a2-8-node2-r1") == "linux-aarch64-a2-8-node2"
 
 
 def test_overlapping_jobs_are_on_the_same_pool_same_host_first():
@@ -56,18 +67,19 @@ def test_overlapping_jobs_are_on_the_same_pool_same_host_first():
         job(6, 10, 0, 12, "pool-node2-r1"),  # the same run
     ]
     runs = {10: run(10, (67,)), 20: run(20, (66,)), 30: run(30, (), "main"), 40: run(40, (68,)), 50: run(50, (70,))}
-    found = timeline.overlapping_jobs(failed, others, runs)
-    assert [(o.job_id, o.pr, o.same_host, o.overlap_s) for o in found] == [(2, 66, True, 420.0), (3, None, False, 660.0)]
-    later = timeline.later_jobs_passed(failed, others, runs, window_s=3600)
-    assert [o.job_id for o in later] == [4]
+    found = correlated(failed, others, runs)
+    assert [(o.job_id, o.pr, o.same_host, o.overlap_s) for o in found.overlapping] == [
+        (2, 66, True, 420.0), (3, None, False, 660.0)]
+    assert found.in_flight_prs == (66,)
+    assert [o.job_id for o in found.later_passed] == [4]
 
 
 def test_duration_baseline_and_died_early():
     good = [job(i, 100 + i, 0, 17 + i * 0.1, "r") for i in range(5)]
-    baseline = timeline.duration_baseline("vllm-example (eagle3)", good)
+    baseline = baseline_of("vllm-example (eagle3)", good)
     assert baseline.samples == 5 and abs(baseline.median_s - 17.2 * 60) < 1e-6
-    assert timeline.died_early(job(9, 9, 0, 12, "r", "failure"), baseline)
-    assert not timeline.died_early(job(9, 9, 0, 17.1, "r", "failure"), baseline)
+    assert died_early(job(9, 9, 0, 12, "r", "failure"), baseline)
+    assert not died_early(job(9, 9, 0, 17.1, "r", "failure"), baseline)
 
 
 def test_job_tokens_and_exercised_files():
@@ -92,7 +104,7 @@ def _facts(category: str, retryable: bool, frames=(), failed_tests=(), overlappi
     failed = job(1, 10, 0, 12, "pool-node2-r0", "failure", name=name)
     classification = Classification(category, retryable, "r", RootCause(5, "boom", "Run"), {}, tuple(frames),
                                     tuple(failed_tests), "v1:x")
-    baseline = timeline.duration_baseline(name, [job(i, 100 + i, 0, 17, "r", name=name) for i in range(4)])
+    baseline = baseline_of(name, [job(i, 100 + i, 0, 17, "r", name=name) for i in range(4)])
     in_flight = tuple(sorted({o.pr for o in overlapping if o.pr}))
     return JobFacts(failed, run(10, (67,)), log, classification, tuple(overlapping), in_flight, (), baseline, base)
 
@@ -103,8 +115,8 @@ def judge(facts: JobFacts, files, policy: Policy = Policy(), outage: OutageGuard
 
 
 def _other(pr: int):
-    return timeline.overlapping_jobs(job(1, 10, 0, 12, "pool-node2-r0", "failure"),
-                                     [job(2, 20, 1, 20, "pool-node2-r1")], {20: run(20, (pr,))})
+    return correlated(job(1, 10, 0, 12, "pool-node2-r0", "failure"), [job(2, 20, 1, 20, "pool-node2-r1")],
+                      {20: run(20, (pr,))}).overlapping
 
 
 def test_port_clash_with_a_neighbour_and_unrelated_files_is_an_infra_flake():

@@ -16,7 +16,7 @@ from typing import Any
 from ci_triage.core.categories import CATEGORIES
 from ci_triage.core.config.repo_config import RepoConfig, glob_problem
 from ci_triage.core.decide.policy import OutageGuard, Policy
-from ci_triage.core.evidence.timeline import GENERIC_LABELS
+from ci_triage.core.evidence.hosts import GENERIC_LABELS
 
 
 def _toml_str(value: str) -> str:

@@ -23,7 +23,7 @@ from ci_triage.core import limits
 from ci_triage.core.categories import CATEGORIES, NEVER_RETRYABLE
 from ci_triage.core.decide.policy import OutageGuard, Policy
 from ci_triage.core.evidence.globs import path_matches
-from ci_triage.core.evidence.timeline import host_of
+from ci_triage.core.evidence.hosts import host_of
 from ci_triage.errors import ConfigError
 
 DEFAULT_PATH = ".github/ci-triage.toml"

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ci_triage.core.categories import NEVER_RETRYABLE, describe_capture
-from ci_triage.core.evidence.timeline import died_early
+from ci_triage.core.evidence.frame_baselines import died_early
 from ci_triage.model import (
     Evidence,
     JobFacts,

@@ -16,9 +16,10 @@ from ci_triage.core.categories import NEVER_RETRYABLE
 from ci_triage.core.config.repo_config import matches_job, owned_paths
 from ci_triage.core.decide.facts import TriageFacts
 from ci_triage.core.decide.policy import decide
-from ci_triage.core.evidence import timeline
+from ci_triage.core.evidence.hosts import HOST_ASSUMPTION, host_of
 from ci_triage.core.evidence.neighbours import neighbour_hints
 from ci_triage.core.evidence.relate import Relation, relate
+from ci_triage.core.evidence.window import WindowEvidence, baselines, correlate_window
 from ci_triage.core.logs.classify import focus_on_test
 from ci_triage.core.logs.job_limits import apply_job_timeout
 from ci_triage.model import (
@@ -111,13 +112,10 @@ def _same_workflow(facts: TriageFacts, run: Run) -> list[Job]:
 
 def needs_successful_jobs(facts: TriageFacts) -> set[int]:
     """Workflows with a failed job whose window holds too few runs of it for a duration baseline."""
-    needed = set()
-    for run, job in failed_jobs(facts):
-        same_name = [j for j in _same_workflow(facts, run) if j.name == job.name]
-        baseline = timeline.duration_baseline(job.name, same_name)
-        if baseline is None or baseline.samples < MIN_BASELINE_SAMPLES:
-            needed.add(run.workflow_id)
-    return needed
+    failed = failed_jobs(facts)
+    found = baselines([(run.workflow_id, job.name) for run, job in failed], facts.window_jobs, facts.window_runs)
+    return {run.workflow_id for (run, _), baseline in zip(failed, found)
+            if baseline is None or baseline.samples < MIN_BASELINE_SAMPLES}
 
 
 def needs_base_twin(facts: TriageFacts) -> list[tuple[Run, Job]]:
@@ -187,19 +185,22 @@ def changed_files_incomplete(facts: TriageFacts) -> bool:
     return count is not None and count > len(facts.changed_files)
 
 
-def judge_job(facts: TriageFacts, run: Run, job: Job, pr_of_run: dict[int, int | None]) -> JobVerdict:
+def correlate_failed(facts: TriageFacts, failed: list[tuple[Run, Job]],
+                     pr_of_run: dict[int, int | None]) -> list[WindowEvidence]:
+    """Each failed job against the jobs of its workflow's runs in the window, in one pass of the engine."""
     config = facts.config
-    host_pattern = re.compile(config.host_pattern) if config.host_pattern else None
-    same_workflow = _same_workflow(facts, run)
-    overlapping = timeline.overlapping_jobs(job, same_workflow, dict(facts.window_runs), pr_of_run, host_pattern)
-    later = timeline.later_jobs_passed(job, same_workflow, dict(facts.window_runs),
-                                       LATER_PASSED_WINDOW.total_seconds(), pr_of_run)
-    baseline_jobs = [j for j in same_workflow if j.name == job.name]
-    baseline = timeline.duration_baseline(job.name, baseline_jobs)
-    if baseline is None or baseline.samples < MIN_BASELINE_SAMPLES:
-        baseline = timeline.duration_baseline(job.name,
-                                              baseline_jobs + list(facts.successful_jobs.get(run.workflow_id, ())))
-    in_flight = tuple(sorted({o.pr for o in overlapping if o.pr is not None and o.pr != facts.number}))
+    return correlate_window(failed, facts.window_jobs, facts.window_runs, pr_of_run,
+                            later_window_s=LATER_PASSED_WINDOW.total_seconds(),
+                            host_pattern=re.compile(config.host_pattern) if config.host_pattern else None,
+                            min_baseline_samples=MIN_BASELINE_SAMPLES, more_baseline_jobs=facts.successful_jobs)
+
+
+def judge_job(facts: TriageFacts, run: Run, job: Job, pr_of_run: dict[int, int | None],
+              window: WindowEvidence) -> JobVerdict:
+    """One failed job's verdict; `window` is its evidence from correlate_failed."""
+    config = facts.config
+    overlapping, in_flight, later, baseline = (window.overlapping, window.in_flight_prs, window.later_passed,
+                                               window.baseline)
     log = facts.logs[job.id]
     classification, base = _focused(facts, run, job)
     similar = _similar_failures(facts, run, job, classification, pr_of_run)
@@ -229,11 +230,11 @@ def judge(facts: TriageFacts) -> PullReport:
     """The report: a verdict for every failed job the config covers, and what the reader should know."""
     failed = failed_jobs(facts)
     pr_of_run = pr_of_runs(facts)
-    verdicts = tuple(judge_job(facts, run, job, pr_of_run) for run, job in failed)
+    evidence = correlate_failed(facts, failed, pr_of_run)
+    verdicts = tuple(judge_job(facts, run, job, pr_of_run, window) for (run, job), window in zip(failed, evidence))
     notes: list[str] = []
-    if facts.config.host_pattern is None and any(timeline.host_of(j.runner_name) != j.runner_name
-                                                 for _, j in failed):
-        notes.append(timeline.HOST_ASSUMPTION)
+    if facts.config.host_pattern is None and any(host_of(j.runner_name) != j.runner_name for _, j in failed):
+        notes.append(HOST_ASSUMPTION)
     all_runs = {**facts.window_runs, **{r.id: r for r in facts.runs}}
     contract_checks = tuple(job for job in facts.jobs if job.name in CONTRACT_JOBS)
     return PullReport(repo=facts.repo, pull=facts.pull, changed_files=facts.changed_files, runs=facts.runs,

@@ -1,4 +1,4 @@
-"""Array helpers of the vectorised correlation engine (timeline_frame, timeline_counts): stable orders,
+"""Array helpers of the correlation engine (timeline_frame): stable orders,
 segments, grouped searches and per-group selections over numpy arrays."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ import numpy as np
 
 MISSING = np.iinfo(np.int64).min  # a start or end that GitHub did not report
 _INT64_MAX = np.iinfo(np.int64).max
+FACTORIZE_BY_HASH = 100_000
 
 
 
@@ -18,6 +19,19 @@ def _stable_order(codes: np.ndarray) -> np.ndarray:
     if len(codes) and codes.min() >= 0 and codes.max() < 2**15:
         codes = codes.astype(np.int16)
     return np.argsort(codes, kind="stable")
+
+
+def _factorize(values: np.ndarray) -> np.ndarray:
+    """pandas.factorize's codes (0, 1, ... in order of first appearance) as int64. numpy sorts below
+    FACTORIZE_BY_HASH values, so the report (small frames) never imports pandas; pandas hashes above it."""
+    if len(values) >= FACTORIZE_BY_HASH:
+        import pandas as pd
+
+        return pd.factorize(values)[0].astype(np.int64)
+    _, first, inverse = np.unique(values, return_index=True, return_inverse=True)
+    rank = np.empty(len(first), dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(len(first))
+    return rank[inverse.reshape(-1)]
 
 
 def _segments(sorted_codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -61,7 +75,7 @@ def _grouped_searchsorted(group_sorted: np.ndarray, time_sorted: np.ndarray, que
 
 
 def _window_ticks(window_s: float, ticks_per_second: float) -> int:
-    """The largest gap in ticks that timeline.later_jobs_passed still counts (gap_s <= window_s)."""
+    """The largest gap in ticks that a later pass may start after a failed job ends (gap_s <= window_s)."""
     ticks = math.floor(window_s * ticks_per_second)
     while (ticks + 1) / ticks_per_second <= window_s:
         ticks += 1

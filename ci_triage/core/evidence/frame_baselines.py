@@ -1,14 +1,16 @@
-"""Duration baselines of the vectorised engine: the median duration of each job name's successful runs.
+"""Duration baselines: the median duration of each job name's successful runs, and which failures died
+well before it.
 
-`frame` is a timeline_frame.JobFrame (not imported: that module imports this one).
+`frame` is a timeline_frame.JobFrame (not imported: that module imports this one). pandas is imported
+only for frames with thousands of job names.
 """
 
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 from ci_triage.core.evidence.frame_arrays import MISSING, _segments, _stable_order  # noqa: F401
+from ci_triage.model import DurationBaseline, Job
 
 
 def _median(values: np.ndarray) -> float:
@@ -21,10 +23,10 @@ def _median(values: np.ndarray) -> float:
 
 
 def _baselines(frame) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """timeline.duration_baseline for every job name: median and MAD of successful, non-zero durations."""
+    """The baseline of every job name: median and median absolute deviation (statistics.median's
+    arithmetic) of successful runs' durations, zero durations left out."""
     success = frame.conclusions.index("success") if "success" in frame.conclusions else -2
     duration = frame.end - frame.start  # meaningless where a time is missing: masked out below
-    # timeline.py skips zero durations.
     done = (frame.conclusion == success) & (frame.start != MISSING) & (frame.end != MISSING) & (duration != 0)
     ticks, names = duration[done], frame.name[done]
     low = int(ticks.min()) if len(ticks) else 0
@@ -46,6 +48,8 @@ def _baselines(frame) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     seconds = ticks / frame.ticks_per_second  # sorted within each name, as ticks are
     starts, ends = _segments(names)
     if len(starts) > 4096:  # many names: one grouped pass beats a loop of small partitions
+        import pandas as pd
+
         durations = pd.DataFrame({"name": names, "seconds": seconds})
         grouped = durations.groupby("name", sort=True)["seconds"]
         median = grouped.median()
@@ -59,3 +63,39 @@ def _baselines(frame) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     spreads = np.array([_median(np.abs(seconds[a:b] - m)) for a, b, m in zip(starts, ends, medians)],
                        dtype=np.float64)
     return names[starts].astype(np.int64), (ends - starts).astype(np.int64), medians, spreads
+
+
+def baselines_by_name(frame) -> dict[int, DurationBaseline]:
+    """The baseline of every job name that has one, by name code (its label is frame.names[code])."""
+    codes, samples, medians, spreads = _baselines(frame)
+    return {int(code): DurationBaseline(frame.names[code] if code < len(frame.names) else str(code), int(n),
+                                        float(median), float(spread))
+            for code, n, median, spread in zip(codes, samples, medians, spreads)}
+
+
+def died_early(job: Job, baseline: DurationBaseline | None, ratio: float = 0.85) -> bool:
+    """A failure well below the usual duration: it died before doing the real work."""
+    if baseline is None or baseline.samples < 2 or job.duration_s is None:
+        return False
+    return job.duration_s < baseline.median_s * ratio and job.duration_s < baseline.median_s - 2 * baseline.spread_s
+
+
+def died_early_of(frame, failed: np.ndarray, baseline_name: np.ndarray, baseline_samples: np.ndarray,
+                  baseline_median_s: np.ndarray, baseline_spread_s: np.ndarray, ratio: float = 0.85) -> np.ndarray:
+    """died_early for the failed jobs (positions) against the per-name baselines, at once."""
+    if not len(baseline_name):
+        return np.zeros(len(failed), dtype=bool)
+    start, end, name = frame.start[failed], frame.end[failed], frame.name[failed]
+    known = (start != MISSING) & (end != MISSING)
+    duration = np.where(known, end - start, 0) / frame.ticks_per_second
+    first, span = int(baseline_name[0]), int(baseline_name[-1]) - int(baseline_name[0]) + 1
+    if span <= 4 * len(baseline_name) + 4096:  # a table of name codes beats a search per job
+        table = np.zeros(span, dtype=np.int64)
+        table[baseline_name - first] = np.arange(len(baseline_name))
+        at = table[np.clip(name - first, 0, span - 1)]
+    else:
+        at = np.minimum(np.searchsorted(baseline_name, name), len(baseline_name) - 1)
+    found = baseline_name[at] == name
+    median, spread = baseline_median_s[at], baseline_spread_s[at]
+    return found & known & (baseline_samples[at] >= 2) & (duration < median * ratio) & (
+        duration < median - 2 * spread)

@@ -1,18 +1,15 @@
-"""Many jobs at once -> overlaps, PRs in flight, later passes and duration baselines.
+"""Jobs -> overlaps on a runner pool and host, PRs in flight, later passes and duration baselines.
 
-The vectorised counterpart of timeline.py, for correlating every failed job of a busy repository in
-one go instead of O(failed x candidates). Pure: columns of plain numbers in, numpy arrays (and model
-values on request) out; numpy and pandas stay inside this module. On small inputs every answer equals
-timeline.py's (tests/core/test_timeline_frame.py checks that with hypothesis).
-
-correlate() materialises the top lists of EVERY failed job (the "all-lists mode"). A fleet-wide scan
-wants timeline_counts.count_correlations instead: exact counts for all failed jobs without pairs,
-and the lists only for the jobs a report shows.
+The one correlation engine: `report` and `timeline` (through evidence.window, one frame per report)
+and `runners` (core.health.analysis) ask it. Every failed job is correlated in one go instead of
+O(failed x candidates). Pure: columns of plain numbers in, numpy arrays (and model values on request)
+out; numpy (and pandas, imported only for big frames) stay inside. Every answer equals the per-job reading kept as the
+test oracle (tests/core/timeline_oracle.py; tests/core/test_timeline_frame.py checks it with hypothesis).
 
 How it stays near O((n + k) log n) for n jobs and k overlapping pairs:
-- A job belongs to one runner pool per specific label (timeline.same_pool is "shares a specific
-  label", or "same label set" when neither has one). With one pool per job (the usual case) no pair
-  can be found twice; otherwise pairs are deduplicated.
+- A job belongs to one runner pool per specific label (hosts.pool_labels: two jobs share a pool when
+  they share a specific label, or have the same label set when neither has one). With one pool per
+  job (the usual case) no pair can be found twice; otherwise pairs are deduplicated.
 - Overlaps: per pool and per duration class (powers of two), jobs sorted by start. A job of class b
   lasts at most maxdur_b, so those overlapping [s, e) started in (s - maxdur_b, e): two searchsorted
   calls give an index range, which is then exploded with numpy and filtered on end > s. Every job of
@@ -25,7 +22,7 @@ How it stays near O((n + k) log n) for n jobs and k overlapping pairs:
 - Later passes: successful jobs per pool sorted by start; the window [f.end, f.end + w] is counted
   with searchsorted, minus the failed run's own jobs (counted the same way per pool and run).
 - Only the top `cap` overlaps per failed job (same host first, then longest overlap, then job id;
-  timeline.py's order) and the first `cap` later passes are kept; counts are always exact.
+  the oracle's order) and the first `cap` later passes are kept; counts are always exact.
 """
 
 from __future__ import annotations
@@ -36,10 +33,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
-import pandas as pd
 
-from ci_triage.core.evidence import timeline
-from ci_triage.core.evidence.frame_arrays import _INT64_MAX
+from ci_triage.core.evidence.hosts import host_of, pool_labels
 from ci_triage.model import (
     FAILED_CONCLUSIONS,
     DurationBaseline,
@@ -56,9 +51,11 @@ SUCCESS = 0
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
 from ci_triage.core.evidence.frame_arrays import (  # noqa: F401
+    _INT64_MAX,
     MISSING,  # noqa: F401 - re-exported: part of the frame's contract
     _csr,
     _explode,
+    _factorize,
     _first_per_group,
     _grouped_searchsorted,
     _segments,
@@ -66,7 +63,7 @@ from ci_triage.core.evidence.frame_arrays import (  # noqa: F401
     _top_per_group,
     _window_ticks,
 )
-from ci_triage.core.evidence.frame_baselines import _baselines
+from ci_triage.core.evidence.frame_baselines import _baselines, died_early_of
 
 
 def _int64(values: Iterable[int] | np.ndarray) -> np.ndarray:
@@ -87,11 +84,11 @@ class JobFrame:
     job_id: np.ndarray
     run_id: np.ndarray
     pr: np.ndarray  # the PR of the job's run, NO_CODE for pushes and schedules
-    host: np.ndarray  # host code (timeline.host_of), NO_CODE when the runner is unknown
+    host: np.ndarray  # host code (hosts.host_of), NO_CODE when the runner is unknown
     start: np.ndarray
     end: np.ndarray
     conclusion: np.ndarray  # index into `conclusions`, NO_CODE while running
-    name: np.ndarray  # index into `names` (any int code for array frames)
+    name: np.ndarray  # index into `names` (any int code for array frames); per scope in scoped frames
     member_job: np.ndarray  # one row per (job, pool) membership: the job's position ...
     member_pool: np.ndarray  # ... and the pool code
     ticks_per_second: float = 1.0
@@ -124,19 +121,25 @@ class JobFrame:
     @classmethod
     def from_jobs(cls, jobs: Iterable[Job], runs: Mapping[int, Run],
                   pr_of_run: Mapping[int, int | None] | None = None,
-                  host_pattern: re.Pattern[str] | None = None) -> JobFrame:
-        """From model values; PRs, pools and hosts resolved exactly as timeline.py does."""
+                  host_pattern: re.Pattern[str] | None = None, scopes: Sequence[object] | None = None) -> JobFrame:
+        """From model values; a run's PR is pr_of_run's (fork runs name none), else the run's first.
+        `scopes` (one key per job, e.g. its workflow) keeps scopes apart: jobs of two scopes never share
+        a pool, and a job name has a baseline per scope (`names` may then repeat a name)."""
         jobs = tuple(jobs)
         pools: dict[object, int] = {}
         hosts: dict[str, int] = {}
-        names: dict[str, int] = {}
+        names: dict[object, int] = {}
+        labels: list[str] = []
+        name_codes: list[int] = []
         conclusions = {value: code for code, value in enumerate(CONCLUSIONS)}
         member_job: list[int] = []
         member_pool: list[int] = []
         prs, host_codes = [], []
         for position, job in enumerate(jobs):
-            specific = timeline.pool_labels(job)
-            keys = [("label", label) for label in sorted(specific)] if specific else [("labels", frozenset(job.labels))]
+            scope = None if scopes is None else scopes[position]
+            specific = pool_labels(job)
+            keys = [(scope, "label", label) for label in sorted(specific)] if specific else \
+                [(scope, "labels", frozenset(job.labels))]
             for key in keys:
                 member_job.append(position)
                 member_pool.append(pools.setdefault(key, len(pools)))
@@ -146,8 +149,12 @@ class JobFrame:
                 run = runs.get(job.run_id)
                 pr = run.pr_numbers[0] if run and run.pr_numbers else None
             prs.append(NO_CODE if pr is None else pr)
-            host = timeline.host_of(job.runner_name, host_pattern)
+            host = host_of(job.runner_name, host_pattern)
             host_codes.append(NO_CODE if host is None else hosts.setdefault(host, len(hosts)))
+            if (scope, job.name) not in names:
+                names[scope, job.name] = len(labels)
+                labels.append(job.name)
+            name_codes.append(names[scope, job.name])
             if job.conclusion is not None:
                 conclusions.setdefault(job.conclusion, len(conclusions))
         return cls(
@@ -155,9 +162,8 @@ class JobFrame:
             host=_int64(host_codes), start=_int64([_ticks(j.started_at) for j in jobs]),
             end=_int64([_ticks(j.completed_at) for j in jobs]),
             conclusion=_int64([NO_CODE if j.conclusion is None else conclusions[j.conclusion] for j in jobs]),
-            name=_int64([names.setdefault(j.name, len(names)) for j in jobs]),
-            member_job=_int64(member_job), member_pool=_int64(member_pool), ticks_per_second=1e6,
-            names=tuple(names), conclusions=tuple(conclusions), jobs=jobs, runs=dict(runs))
+            name=_int64(name_codes), member_job=_int64(member_job), member_pool=_int64(member_pool),
+            ticks_per_second=1e6, names=tuple(labels), conclusions=tuple(conclusions), jobs=jobs, runs=dict(runs))
 
     def failed_mask(self) -> np.ndarray:
         mask = np.zeros(len(self.conclusion), dtype=bool)
@@ -171,8 +177,9 @@ class JobFrame:
 class Correlation:
     """Per failed job (in `failed` order) counts, and the kept rows as CSR arrays (offsets into rows).
 
-    Overlap rows are in timeline.overlapping_jobs order; later-pass rows in start order; in-flight
-    PRs unordered. Job references are positions in the frame.
+    Overlap rows are same host first, then the longest overlap, then job id; later-pass rows in start
+    order; in-flight PRs unordered. Job references are positions in the frame; `index` below is a
+    failed job's place in `failed` (index_of finds it by job id, at_position by frame position).
     """
 
     frame: JobFrame
@@ -200,6 +207,12 @@ class Correlation:
             raise KeyError(job_id)
         return int(positions[0])
 
+    def at_position(self, position: int) -> int:
+        index = int(np.searchsorted(self.failed, position))
+        if index == len(self.failed) or self.failed[index] != position:
+            raise KeyError(position)
+        return index
+
     def overlaps_of(self, index: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         lo, hi = self.overlap_offsets[index], self.overlap_offsets[index + 1]
         return self.overlap_job[lo:hi], self.overlap_ticks[lo:hi] / self.frame.ticks_per_second, \
@@ -221,27 +234,35 @@ class Correlation:
                                 float(self.baseline_spread_s[at]))
 
     def died_early(self, ratio: float = 0.85) -> np.ndarray:
-        """timeline.died_early for every failed job at once."""
+        """frame_baselines.died_early for every failed job at once."""
         return died_early_of(self.frame, self.failed, self.baseline_name, self.baseline_samples,
                              self.baseline_median_s, self.baseline_spread_s, ratio)
 
     # --- model values, for frames built from Job values (what the service hands the policy) ---------
     def overlapping_jobs(self, job_id: int) -> tuple[OverlappingJob, ...]:
-        jobs, seconds, same_host = self.overlaps_of(self.index_of(job_id))
-        return tuple(self._overlapping(int(j), float(s), bool(h), branch_from_job=True)
-                     for j, s, h in zip(jobs, seconds, same_host))
+        return self.overlapping_at(self.index_of(job_id))
 
     def in_flight_prs(self, job_id: int) -> tuple[int, ...]:
         return self.in_flight_of(self.index_of(job_id))
 
     def later_jobs_passed(self, job_id: int) -> tuple[OverlappingJob, ...]:
-        found = [self._overlapping(int(j), 0.0, False, branch_from_job=False)
-                 for j in self.later_of(self.index_of(job_id))]
-        return tuple(sorted(found, key=lambda o: o.job_id))
+        return self.later_passed_at(self.index_of(job_id))
 
-    def baseline(self, job_name: str) -> DurationBaseline | None:
+    def baseline(self, job_name: str) -> DurationBaseline | None:  # by name: in a frame without scopes
         names = self.frame.names
         return self.baseline_of_name(names.index(job_name)) if job_name in names else None
+
+    def overlapping_at(self, index: int) -> tuple[OverlappingJob, ...]:
+        jobs, seconds, same_host = self.overlaps_of(index)
+        return tuple(self._overlapping(int(j), float(s), bool(h), branch_from_job=True)
+                     for j, s, h in zip(jobs, seconds, same_host))
+
+    def later_passed_at(self, index: int) -> tuple[OverlappingJob, ...]:  # ordered by job id
+        found = [self._overlapping(int(j), 0.0, False, branch_from_job=False) for j in self.later_of(index)]
+        return tuple(sorted(found, key=lambda o: o.job_id))
+
+    def baseline_at(self, index: int) -> DurationBaseline | None:  # of the failed job's name, in its scope
+        return self.baseline_of_name(int(self.frame.name[self.failed[index]]))
 
     def _overlapping(self, position: int, seconds: float, same_host: bool, branch_from_job: bool) -> OverlappingJob:
         frame = self.frame
@@ -260,7 +281,7 @@ def correlate(frame: JobFrame, *, failed: Iterable[int] | np.ndarray | None = No
               cap: int | None = 50, chunk_pairs: int = 1 << 18) -> Correlation:
     """Correlate the failed jobs (positions in the frame; all failed jobs by default) with all jobs.
 
-    `window_s` is timeline.later_jobs_passed's window; `cap` bounds the overlaps and later passes kept
+    `window_s` bounds a later pass's start after the failed job's end (gap_s <= window_s); `cap` bounds the overlaps and later passes kept
     per failed job (None keeps all); `chunk_pairs` bounds the candidate pairs held at once.
     """
     failed = np.flatnonzero(frame.failed_mask()) if failed is None else np.unique(_int64(list(failed)))
@@ -302,7 +323,7 @@ def _overlaps(frame, single, by_start, row_start, row_end, q_index, q_job, q_poo
     pm_row = None
     if single:
         with_pr = in_time[frame.pr[member_job[in_time]] >= 0]
-        pr_code = pd.factorize(frame.pr[member_job[with_pr]])[0].astype(np.int64)
+        pr_code = _factorize(frame.pr[member_job[with_pr]])
         code = member_pool[with_pr] * (int(pr_code.max(initial=0)) + 1) + pr_code
         order = _stable_order(code)
         with_pr, code = with_pr[order], code[order]
@@ -316,6 +337,7 @@ def _overlaps(frame, single, by_start, row_start, row_end, q_index, q_job, q_poo
                 lift = seg_id * width
                 running = np.maximum.accumulate(ends - low + lift) - lift + low
             else:
+                import pandas as pd  # a rare fallback: pandas stays off the report's path
                 running = pd.Series(ends).groupby(seg_id).cummax().to_numpy()
         pm_sorted = np.empty_like(ends)
         pm_sorted[1:] = running[:-1]
@@ -448,7 +470,7 @@ def _later(frame, single, by_start, row_start, q_index, q_job, q_pool, qe, q_run
 
     if single:
         # The failed run's own jobs in the window, counted per (pool, run) the same way.
-        run_code = pd.factorize(frame.run_id)[0].astype(np.int64)
+        run_code = _factorize(frame.run_id)
         runs = int(run_code.max(initial=0)) + 1
         own_code = member_pool[passed_by_start] * runs + run_code[member_job[passed_by_start]]
         order = _stable_order(own_code)
@@ -476,23 +498,3 @@ def _later(frame, single, by_start, row_start, q_index, q_job, q_pool, qe, q_run
     chosen = _first_per_group(f, cap)
     return count, _csr(f[chosen], nf), jobs[chosen]
 
-
-def died_early_of(frame: JobFrame, failed: np.ndarray, baseline_name: np.ndarray, baseline_samples: np.ndarray,
-                  baseline_median_s: np.ndarray, baseline_spread_s: np.ndarray, ratio: float = 0.85) -> np.ndarray:
-    """timeline.died_early for the failed jobs (positions) against the per-name baselines."""
-    if not len(baseline_name):
-        return np.zeros(len(failed), dtype=bool)
-    start, end, name = frame.start[failed], frame.end[failed], frame.name[failed]
-    known = (start != MISSING) & (end != MISSING)
-    duration = np.where(known, end - start, 0) / frame.ticks_per_second
-    first, span = int(baseline_name[0]), int(baseline_name[-1]) - int(baseline_name[0]) + 1
-    if span <= 4 * len(baseline_name) + 4096:  # a table of name codes beats a search per job
-        table = np.zeros(span, dtype=np.int64)
-        table[baseline_name - first] = np.arange(len(baseline_name))
-        at = table[np.clip(name - first, 0, span - 1)]
-    else:
-        at = np.minimum(np.searchsorted(baseline_name, name), len(baseline_name) - 1)
-    found = baseline_name[at] == name
-    median, spread = baseline_median_s[at], baseline_spread_s[at]
-    return found & known & (baseline_samples[at] >= 2) & (duration < median * ratio) & (
-        duration < median - 2 * spread)

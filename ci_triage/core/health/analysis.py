@@ -32,7 +32,7 @@ from datetime import datetime
 import numpy as np
 import pandas as pd
 
-from ci_triage.core.evidence import timeline
+from ci_triage.core.evidence import hosts as timeline  # host_of, GENERIC_LABELS (once timeline.py)
 from ci_triage.core.evidence.timeline_frame import CONCLUSIONS, MISSING, JobFrame, correlate
 from ci_triage.core.health.records import (
     CONTENTION_CATEGORIES,

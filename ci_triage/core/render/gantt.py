@@ -17,7 +17,7 @@ from enum import StrEnum
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.text import Text
 
-from ci_triage.core.evidence.timeline import host_of
+from ci_triage.core.evidence.hosts import host_of
 from ci_triage.model import FAILED_CONCLUSIONS, Job, PullReport
 
 OWN_COLOR = "#1f4fd8"
@@ -64,7 +64,7 @@ class Bar:
 
 @dataclass(frozen=True)
 class Row:
-    host: str  # as timeline.host_of names it
+    host: str  # as hosts.host_of names it
     host_label: str  # the host without the runner pool prefix: `node2`
     runner_name: str
     runner_label: str  # the runner within its host: `r1`
@@ -143,7 +143,7 @@ def _strip_pool(name: str, labels: Iterable[str]) -> str:
 
 def _runner_parts(job: Job, host_pattern: re.Pattern[str] | None = None) -> tuple[str, str, str]:
     """(host, short host label, runner label within the host) for a job's runner, the host as the
-    verdict infers it (the configured host_pattern, else timeline's default). A runner that is a host
+    verdict infers it (the configured host_pattern, else hosts.host_of's default). A runner that is a host
     of its own (GitHub-hosted `GitHub Actions 12`) has no label within it: its name is shown once."""
     runner = job.runner_name or "no runner"
     host = host_of(job.runner_name, host_pattern) or runner

@@ -1,7 +1,10 @@
-"""Jobs -> overlaps on a runner pool and host, PRs in flight, duration baselines.
+"""The per-job correlation, kept as the test oracle of the one engine (core/evidence/timeline_frame.py).
 
-Pure: takes jobs and their runs, returns values. Two jobs contend when they ran at the same time on
-the same runner pool (they share a specific runner label) and, most strongly, on the same host.
+Plain Python, one failed job against a list of candidates, O(candidates) each: the reading the engine
+must agree with (tests/core/test_timeline_frame.py checks it with hypothesis). Two jobs contend when
+they ran at the same time on the same runner pool (they share a specific runner label) and, most
+strongly, on the same host. No product module imports this (tests/test_import_graph.py cannot see
+tests/, and the package does not ship them).
 """
 
 from __future__ import annotations
@@ -10,22 +13,8 @@ import re
 import statistics
 from collections.abc import Iterable, Mapping
 
+from ci_triage.core.evidence.hosts import host_of, pool_labels
 from ci_triage.model import DurationBaseline, Job, OverlappingJob, Run
-
-# Labels every runner of a kind carries; they say nothing about which machines a job shares.
-GENERIC_LABELS = frozenset(
-    {"self-hosted", "linux", "windows", "macos", "x64", "arm64", "arm", "aarch64", "gpu", "npu"}
-)
-# Several runner processes on one machine are usually numbered: `node2-r0`, `node2-r1`, `host-3`.
-_TRAILING_INDEX = re.compile(r"[-_.]r?\d+$")
-HOST_ASSUMPTION = (
-    "Runners whose names differ only by a trailing index (e.g. node2-r0, node2-r1) are taken to share "
-    "a host; set host_pattern in the config file if your pool is laid out differently."
-)
-
-
-def pool_labels(job: Job) -> frozenset[str]:
-    return frozenset(label for label in job.labels if label.lower() not in GENERIC_LABELS)
 
 
 def same_pool(a: Job, b: Job) -> bool:
@@ -33,23 +22,6 @@ def same_pool(a: Job, b: Job) -> bool:
     if specific_a or specific_b:
         return bool(specific_a & specific_b)
     return set(a.labels) == set(b.labels)
-
-
-def host_of(runner_name: str | None, host_pattern: re.Pattern[str] | None = None) -> str | None:
-    if not runner_name:
-        return None
-    if host_pattern is not None:
-        # The `host` group, else the only group, else the whole match (as the config file documents).
-        found = host_pattern.search(runner_name)
-        if not found:
-            return runner_name
-        if "host" in host_pattern.groupindex:
-            return found.group("host") or runner_name
-        if host_pattern.groups == 1:
-            return found.group(1) or runner_name
-        return found.group(0) or runner_name
-    stripped = _TRAILING_INDEX.sub("", runner_name)
-    return stripped or runner_name
 
 
 def overlap_seconds(a: Job, b: Job) -> float:
@@ -140,10 +112,3 @@ def duration_baseline(job_name: str, jobs: Iterable[Job]) -> DurationBaseline | 
     median = statistics.median(durations)
     spread = statistics.median(abs(d - median) for d in durations)
     return DurationBaseline(job_name=job_name, samples=len(durations), median_s=median, spread_s=spread)
-
-
-def died_early(job: Job, baseline: DurationBaseline | None, ratio: float = 0.85) -> bool:
-    """A failure well below the usual duration: it died before doing the real work."""
-    if baseline is None or baseline.samples < 2 or job.duration_s is None:
-        return False
-    return job.duration_s < baseline.median_s * ratio and job.duration_s < baseline.median_s - 2 * baseline.spread_s
