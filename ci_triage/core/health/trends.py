@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
-from ci_triage.core.evidence import timeline
+from ci_triage.core.evidence.hosts import host_of
 from ci_triage.core.health.records import COUNTED_CONCLUSIONS, HealthReport, JobRecord, is_infra
 
 MAX_DAYS = 62  # about two months of columns still read in one picture; a longer window keeps its last days
@@ -116,7 +116,7 @@ def daily_trends(records: Iterable[JobRecord], *, since: datetime | None = None,
             continue
         host = hosts.get(record.runner_name)
         if host is None:
-            host = hosts[record.runner_name] = timeline.host_of(record.runner_name, host_pattern) or ""
+            host = hosts[record.runner_name] = host_of(record.runner_name, host_pattern) or ""
         bad = record.failed and is_infra(record.category)
         jobs[day] += 1
         failures[day] += record.failed
