@@ -50,6 +50,19 @@ class Rule:
                 return {name: value for name, value in found.groupdict().items() if value is not None}
         return None
 
+    def match_patterns(self, text: str, indices: Iterable[int]) -> dict[str, str] | None:
+        """`match` when only the patterns at `indices` (ascending) can match `text`: the matcher
+        knows which patterns' literals the line holds, and the others cannot match it."""
+        check_budget(self.id)
+        searchers = self.searchers or self.patterns
+        for index in indices:
+            found = searchers[index].search(text)
+            if found:
+                if any(excluded.search(text) for excluded in self.exclude_searchers or self.exclude):
+                    return None
+                return {name: value for name, value in found.groupdict().items() if value is not None}
+        return None
+
 
 @dataclass(frozen=True)
 class RuleSet:
