@@ -15,6 +15,7 @@ from re import (
 )
 from re import _parser as sre_parse
 
+from ci_triage.core.logs.regex_guard import parsed
 from ci_triage.core.logs.rules import Rule
 from ci_triage.core.logs.scan import Needle
 
@@ -86,7 +87,9 @@ def _cover(items: Iterable[tuple], caseless: bool) -> frozenset[Needle] | None:
 def pattern_needles(pattern: re.Pattern[str]) -> frozenset[Needle] | None:
     """Needles one of which is in every text `pattern` finds a match in; None if none is known."""
     try:
-        tree = sre_parse.parse(pattern.pattern, pattern.flags)
+        tree = parsed(pattern.pattern)  # the tree the hazard check read, when the flags are all inline
+        if (tree.state.flags | re.UNICODE) != (pattern.flags | re.UNICODE):
+            tree = sre_parse.parse(pattern.pattern, pattern.flags)
     except Exception:  # the parser is internal; a pattern it cannot take is checked on every line
         return None
     cover = _cover(tree, bool(tree.state.flags & re.IGNORECASE))

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from functools import lru_cache
 from re import _compiler as sre_compile  # part of re since Python 3.11, like matcher's _parser
 from re import _constants as sre
 from re import _parser as sre_parse
@@ -117,10 +118,18 @@ def _walk(items: list, state: Any, flags: int, outer: list | None) -> str | None
     return None
 
 
+@lru_cache(maxsize=4096)
+def parsed(source: str) -> Any:
+    """`re`'s parse tree of `source` (no flags passed), kept: loading a rule set reads each pattern's
+    tree twice (here and for the matcher's needles), and parsing is most of what loading costs.
+    Its readers only read it."""
+    return sre_parse.parse(source)
+
+
 def hazard(source: str) -> str | None:
     """Why `source` can take exponential time in Python's `re`, or None when no such shape is found."""
     try:
-        tree = sre_parse.parse(source)
+        tree = parsed(source)
     except Exception:  # the caller reports compile errors itself
         return None
     return _walk(list(tree.data), tree.state, tree.state.flags, None)
