@@ -19,6 +19,8 @@ Three layers, because each covers what the others cannot:
 
 from __future__ import annotations
 
+import _sre  # re's C engine: what re._compiler.compile hands the compiled code to
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -124,6 +126,34 @@ def parsed(source: str) -> Any:
     tree twice (here and for the matcher's needles), and parsing is most of what loading costs.
     Its readers only read it."""
     return sre_parse.parse(source)
+
+
+_FROM_TREE: list[bool] = []  # [whether compile_pattern may compile from the shared tree], decided once
+
+
+def _compile_tree(source: str, tree: Any) -> re.Pattern[str]:
+    """What `re.compile(source)` does after parsing (re._compiler.compile), on a tree parsed already."""
+    code = sre_compile._code(tree, 0)
+    groupindex = tree.state.groupdict
+    indexgroup: list[str | None] = [None] * tree.state.groups
+    for name, index in groupindex.items():
+        indexgroup[index] = name
+    return _sre.compile(source, tree.state.flags, code, tree.state.groups - 1, groupindex, tuple(indexgroup))
+
+
+def compile_pattern(source: str) -> re.Pattern[str]:
+    """`re.compile(source)`, from the parse tree `hazard` and the matcher's needles read too, so a rule
+    set's patterns are parsed once. Where this Python's internals differ (checked on first use: the
+    pattern must equal re.compile's), it is re.compile itself. Raises re.error as re.compile does."""
+    if not _FROM_TREE:
+        try:
+            _FROM_TREE.append(_compile_tree(r"(?P<a>x)\d+(?i:y)", parsed(r"(?P<a>x)\d+(?i:y)"))
+                              == re.compile(r"(?P<a>x)\d+(?i:y)"))
+        except Exception:  # an internal API changed
+            _FROM_TREE.append(False)
+    if not _FROM_TREE[0]:
+        return re.compile(source)
+    return _compile_tree(source, parsed(source))
 
 
 def hazard(source: str) -> str | None:
