@@ -1,9 +1,13 @@
 """Multi-literal scanning engines for the matcher's needles: all needles, one pass over bytes.
 
 Hyperscan (`ci_triage.engines`, registered here; `hyperscan` wheels bundle Intel Hyperscan on
-x86_64 and Vectorscan on aarch64 and macOS) when it imports, else `bytes.find` per needle, which is slower with many rules but finds
-the same lines. Both take (data, lo, hi) over bytes or an mmap and give (offset, needle index)
-hits, the offset on the line that holds the needle (index ANY_NEEDLE: that line may hold any).
+x86_64 and Vectorscan on aarch64 and macOS) when it imports, else `bytes.find` per needle on the
+lowered chunk, which is slower with many rules (~6 MB/s with the built-in ones, against hundreds
+for hyperscan) but finds the same lines. Both take (data, lo, hi) over bytes or an mmap and give
+(offset, needle index) hits, the offset on the line that holds the needle (index ANY_NEEDLE: that
+line may hold any). Hits may over-approximate (a needle named on a line that holds only a shorter
+one inside it, or the same letters in another case): the matcher's regexes decide, so the result
+is the same; they never miss a needle a line holds.
 """
 
 from __future__ import annotations
