@@ -7,7 +7,10 @@ Measured in one run, each in a fresh process (issue 10.7):
   (ratio grep time / ours: >= 1.0 means at least as fast as grep), and the scan in process;
 - `--small-count` logs of `--small-kb` each in one call of each (ratio ours / grep time);
 - peak private memory (Private_Clean + Private_Dirty from /proc/PID/smaps_rollup, sampled) and peak
-  RSS of `ci-triage classify` on a `--big-mb` log.
+  RSS of `ci-triage classify` on a `--big-mb` log;
+- the pure-Python scanner (`--engine python`, what runs where hyperscan is missing) in process on
+  the same log, once: its MB/s, and whether its result is the same as the default engine's.
+Then each target is printed as met or MISSED.
 
 Writes a synthetic GitHub Actions job log (timestamps, `##[group]` sections, pip/pytest/vLLM-like
 noise, ANSI colours, lines that say "error" harmlessly, one torch DistNetworkError port clash near
@@ -209,6 +212,9 @@ def measure_ci_triage(log_path: Path, engine: str, repeat: int) -> dict:
         "rule_id": result.rule_id,
         "root_line": result.root_cause.line if result.root_cause else None,
         "captures": result.captures,
+        "fingerprint": result.fingerprint,
+        "frames": len(result.frames),
+        "matches": len(result.matches),
         "lines_kept": kept,
         "peak_rss": _peak_rss_bytes(),
         "baseline_rss": baseline,
@@ -272,6 +278,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--big-mb", type=float, default=2000.0, help="log whose private memory is measured (default 2000)")
     parser.add_argument("--engine", choices=["auto", "hyperscan", "python"], default="auto")
     parser.add_argument("--repeat", type=int, default=3, help="runs of each side; the best counts")
+    parser.add_argument("--python-mb", type=float, default=None,
+                        help="also scan this many MB (default: the --size-mb log itself) with the pure-Python "
+                             "scanner (`--engine python`), once, and compare its result; 0 skips it")
     parser.add_argument("--workdir", type=Path, help="where the logs are written (default: a temporary directory)")
     parser.add_argument("--measure", type=Path, help=argparse.SUPPRESS)  # child process mode
     args = parser.parse_args(argv)
@@ -311,6 +320,21 @@ def main(argv: list[str] | None = None) -> int:
         inner = json.loads(child.stdout)
         whole = _best([*ours, str(log_path)], args.repeat)
 
+        # hyperscan stays optional: the pure-Python scanner must find the same result (only slower).
+        python_inner = auto_on_python = None
+        python_mb = args.size_mb if args.python_mb is None else args.python_mb
+        if python_mb > 0:
+            python_path = log_path
+            if python_mb != args.size_mb:
+                python_path = Path(workdir, "python.log")
+                generate_log(python_path, int(python_mb * 1_000_000))
+            run = [sys.executable, __file__, "--measure", str(python_path), "--repeat", "1", "--engine"]
+            python_inner = json.loads(subprocess.run([*run, "python"], capture_output=True, text=True,
+                                                     check=True).stdout)
+            python_inner["size"] = python_path.stat().st_size
+            auto_on_python = inner if python_path == log_path else json.loads(
+                subprocess.run([*run, args.engine], capture_output=True, text=True, check=True).stdout)
+
         small_dir = Path(workdir, "small")
         small_dir.mkdir()
         smalls = []
@@ -346,6 +370,23 @@ def main(argv: list[str] | None = None) -> int:
           f"until released); result {big_result['category']}")
     print(f"in-process peak memory: {inner['peak_rss'] / 1e6:.0f} MB ({inner['baseline_rss'] / 1e6:.0f} MB interpreter "
           f"and imports)")
+    same = None
+    if python_inner is not None:
+        fields = ("category", "rule_id", "root_line", "captures", "fingerprint", "frames", "matches", "lines_kept")
+        same = all(python_inner[k] == auto_on_python[k] for k in fields)
+        print(f"pure-Python scanner (--engine python), in process, {python_inner['size'] / 1e6:.0f} MB: "
+              f"{python_inner['seconds']:.2f} s, {python_inner['size'] / 1e6 / python_inner['seconds']:.1f} MB/s; "
+              f"result {'identical to' if same else 'DIFFERENT from'} engine {auto_on_python['engine']}'s "
+              f"({', '.join(fields)})")
+    # Issue 10.7's targets.
+    targets = [
+        ("whole process grep time / ci-triage time >= 1.0", grep_seconds / whole >= 1.0),
+        (f"{args.small_count} small logs in one call: ci-triage / grep time <= 3", ours_small / grep_small <= 3.0),
+        (f"private memory on the {big_size / 1e9:.1f} GB log <= 64 MiB", big_private <= 64 * 2**20),
+        ("pure-Python scanner gives identical results", same is not False and same is not None),
+    ]
+    for name, met in targets:
+        print(f"target {'met   ' if met else 'MISSED'}: {name}")
     return 0
 
 

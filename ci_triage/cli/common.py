@@ -18,6 +18,13 @@ from typing import Annotated, Any
 
 import typer
 
+from ci_triage.cli.fast import (  # noqa: F401 (re-exported: the other commands' helpers)
+    MAX_ERROR_CHARS,
+    SECRET_ENV,
+    error_text,
+    load_rules,
+    read_small_text,
+)
 from ci_triage.errors import TriageError, UsageError
 
 
@@ -27,18 +34,9 @@ class ReportFormat(StrEnum):
     json = "json"
 
 
-# Where a token reaches us (ci_triage/config.py reads these): its value is redacted wherever it occurs.
-SECRET_ENV = ("GITHUB_TOKEN", "GH_TOKEN")
-MAX_ERROR_CHARS = 2000
-
-
 def fail(message: str, code: int) -> None:
-    from ci_triage.core.redact import redact
-    from ci_triage.core.text import shown
-
-    # One line, whatever it quotes: a URL with a token in it, a log line with escape sequences in it.
-    secrets = [os.environ.get(name) for name in SECRET_ENV]
-    sys.stderr.write(f"ci-triage: error: {redact(shown(message, MAX_ERROR_CHARS), secrets)}\n")
+    # One line, whatever it quotes (redacted, escapes made visible): the same as classify's fast path.
+    sys.stderr.write(error_text(message))
     raise typer.Exit(code)
 
 
@@ -187,22 +185,6 @@ ApplyOption = Annotated[bool, typer.Option("--apply", metavar=FLAG, help="Act: r
                                                           "only print the plan.")]
 
 
-def read_small_text(path: Path, what: str) -> str:
-    """A config or rule file's text, refused before reading when it is bigger than any real one."""
-    from ci_triage.core.limits import size_problem
-    from ci_triage.errors import ConfigError
-
-    try:
-        too_big = size_problem(path.stat().st_size)
-        if too_big:
-            raise ConfigError(f"{what} {path} {too_big}")
-        return path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise UsageError(f"{what} {path} is not UTF-8 text (byte {exc.start})") from None
-
-
 def local_config(path: Path | None) -> Any:
     if path is None:
         return None
@@ -268,15 +250,3 @@ def read_event(path: Path, expected: type, name: str) -> Any:
     if not isinstance(parsed, expected):
         raise UsageError(f"{path} holds a {name} event, not the one this command answers")
     return parsed
-
-
-def load_rules(file: Path) -> Any:
-    from ci_triage.core.limits import toml_problem
-    from ci_triage.core.logs.rules import parse_rules
-    from ci_triage.errors import ConfigError
-
-    text = read_small_text(file, "rule file")
-    problem = toml_problem(text)  # before tomllib, which is quadratic in dotted-key parts
-    if problem:
-        raise ConfigError(f"{file}: {problem}")
-    return parse_rules(text, origin=str(file))

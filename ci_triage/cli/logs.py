@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
-import mmap
 import os
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
 
@@ -18,44 +15,15 @@ from ci_triage.cli.common import (
     RepoOption,
     StoreOption,
     boundary,
-    load_rules,
 )
+from ci_triage.cli.fast import classify_paths, load_rules, mapped, rule_set_for
 from ci_triage.core.text import shown
 from ci_triage.errors import UsageError
-
-MAX_CELL_CHARS = 500  # a table cell; rich wraps a 100 MB line for longer than anyone waits
-
-
-@contextlib.contextmanager
-def mapped(path: Path) -> Iterator[bytes | mmap.mmap]:
-    """A saved log's bytes through a read-only mmap: the page cache is read in place, so private
-    memory stays bounded at any size (an empty file, which cannot be mapped, is b"")."""
-    try:
-        with open(path, "rb") as handle:
-            if os.fstat(handle.fileno()).st_size == 0:
-                yield b""
-                return
-            with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
-                yield data
-    except (OSError, ValueError) as exc:
-        raise UsageError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
-
 
 RulesOption = Annotated[Path | None, typer.Option(
     "--rules", help="Extra rule file, added to the built-in rules (its rules first), like a repository's.")]
 NoBuiltinOption = Annotated[bool, typer.Option(
     "--no-builtin", metavar=FLAG, help="Use only the --rules file, without the built-in rules.")]
-
-def _rule_set(rules: Path | None, no_builtin: bool):
-    from ci_triage.core.logs.rules import builtin_rules, merge_rule_sets
-
-    if no_builtin and rules is None:
-        raise UsageError("--no-builtin needs a --rules file")
-    if rules is None:
-        return builtin_rules()
-    extra = load_rules(rules)
-    return extra if no_builtin else merge_rule_sets(builtin_rules(), extra)
-
 
 def register(app: typer.Typer) -> None:
     app.command("classify")(classify_files)
@@ -75,32 +43,9 @@ def classify_files(
     no_builtin: NoBuiltinOption = False,
 ) -> None:
     """Classify saved job logs offline: root-cause line, category, captures and fingerprint."""
+    # The body is classify_paths, which cli/fast.py also runs for a plain call without typer.
     with boundary():
-        import time
-
-        from ci_triage.core.logs.budget import DEFAULT_BUDGET_S, classify_within
-        from ci_triage.core.render import json as json_contract
-
-        rule_set = _rule_set(rules, no_builtin)
-        results = []
-        for path in map(Path, files):
-            with mapped(path) as raw:
-                result = classify_within(raw, rule_set, seconds=DEFAULT_BUDGET_S, clock=time.monotonic)
-            results.append(json_contract.classification_entry(str(path), result))
-        if fmt is OutputFormat.json:
-            sys.stdout.write(json_contract.document(results))
-            return
-        from rich.console import Console
-        from rich.table import Table
-        from rich.text import Text
-
-        table = Table("file", "category", "retryable", "line", "root cause")
-        for entry in results:
-            root = entry["root_cause"] or {}
-            table.add_row(Text(shown(entry["file"])), Text(shown(entry["category"])),
-                          "yes" if entry["retryable"] else "no",
-                          str(root.get("line", "")), Text(shown(root.get("text", ""), MAX_CELL_CHARS)))
-        Console().print(table)
+        classify_paths(files, fmt.value, rules, no_builtin)
 
 
 def clusters(
@@ -162,7 +107,7 @@ def rules_explain(
         from ci_triage.core.logs.matcher import relevant_lines, with_context
         from ci_triage.core.logs.scorer import MIN_SCORE, candidates
 
-        rule_set = _rule_set(rules, no_builtin)
+        rule_set = rule_set_for(rules, no_builtin)
         boilerplate = {rule.id for rule in rule_set.rules if rule.boilerplate}
         table = Table("line", "rule", "priority", "category", "text", title=shown(f"Rule matches in {log}"))
         for column in table.columns:  # wrapped, never cut: a rule id or a port is read whole

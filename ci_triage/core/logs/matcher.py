@@ -5,13 +5,14 @@ contain: a "needle" (`ReadTimeoutError(` for `ReadTimeoutError\\(.*Read timed ou
 alternative of a branch). The log is read a 4 MiB chunk at a time
 (an mmap is read in place and its pages released after each chunk); a chunk holding ANSI codes is
 cleaned first (`LogBuffer.cleaned`). One multi-literal scan (scan.py) of each chunk finds the lines
-holding any needle; their newlines are found once per chunk (numpy), which gives both the lines'
-numbers and their starts. Only those lines are split into `\\r` segments and decoded
-(`logparse.split_line`, the one line parser) and given to the real regexes, in priority order,
-exactly as `Rule.match` would see them (lines over WINDOW characters window by window). The scan
-is a superset test, so the result is the straightforward per-line result (the tests check both
-paths against each other). The 400 lines before the winning match are decoded only when classify
-asks for them (`context_before`).
+holding any needle, and which needles each holds; a line's start and end are found from its first
+hit, and newlines are counted (once each) only up to the lines kept, for their numbers. Only those
+lines are split into `\\r` segments and decoded (`logparse.split_line`, the one line parser) and
+given to the real regexes, in priority order, exactly as `Rule.match` would see them, but only the
+patterns whose own needles the line holds (lines over WINDOW characters window by window). The
+scan is a superset test, so the result is the straightforward per-line result (the tests check
+both paths against each other). The 400 lines before the winning match are decoded only when
+classify asks for them (`context_before`), as one block.
 
 Why a needle is found whenever the normalised text holds it:
 - the text is decoded UTF-8; a needle never holds U+FFFD or a surrogate, so its UTF-8 bytes are in
@@ -29,13 +30,6 @@ import re
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Sequence
 from functools import lru_cache
-from re import (
-    _constants as sre,  # the parser's node types; part of re since Python 3.11
-)
-from re import _parser as sre_parse
-
-import numpy as np
-
 from ci_triage.core.logs.logparse import (
     GROUP_RUN,
     LogBuffer,
@@ -44,6 +38,7 @@ from ci_triage.core.logs.logparse import (
     last_stamp,
     split_line,
 )
+from ci_triage.core.logs.needles import _needle_regex, pattern_needles, rule_needles  # noqa: F401 (rule_needles: tested here)
 from ci_triage.core.logs.rules import Rule, RuleSet
 from ci_triage.core.logs.scan import (  # noqa: F401 (CASE_PARTNERS, caseless_bytes_regex: tested here)
     ANY_NEEDLE,
@@ -65,96 +60,7 @@ WINDOW = 4096
 # Matches kept per rule, and `##[error]` lines kept: memory stays bounded without hiding any rule.
 KEEP_PER_RULE = 1000
 KEEP_ERRORS = 1000
-_MIN_NEEDLE = 3  # shorter literals hit nearly every line; such a rule is checked on every line
 _CHUNK = 4 << 20
-_REPEATS = (sre.MAX_REPEAT, sre.MIN_REPEAT, getattr(sre, "POSSESSIVE_REPEAT", sre.MAX_REPEAT))
-
-
-# --- needles ---------------------------------------------------------------------------------
-
-def _usable(char: str, caseless: bool) -> bool:
-    if char in "\n\ufffd" or "\ud800" <= char <= "\udfff":
-        return False
-    return not caseless or char.isascii()
-
-
-def _literal_cover(text: str, caseless: bool) -> frozenset[Needle]:
-    """The longest usable piece of a literal run, as a one-needle cover (or an empty one)."""
-    pieces, piece = [], []
-    for char in text:
-        if _usable(char, caseless):
-            piece.append(char)
-        else:
-            pieces.append("".join(piece))
-            piece = []
-    pieces.append("".join(piece))
-    best = max(pieces, key=len)
-    return frozenset({(best, caseless)}) if best else frozenset()
-
-
-def _score(cover: frozenset[Needle]) -> tuple[int, int]:
-    return min(len(text) for text, _ in cover), -len(cover)
-
-
-def _cover(items: Iterable[tuple], caseless: bool) -> frozenset[Needle] | None:
-    """Needles at least one of which every match of this parsed sequence contains, or None."""
-    candidates: list[frozenset[Needle]] = []
-    run: list[str] = []
-
-    def end_run() -> None:
-        if run:
-            candidates.append(_literal_cover("".join(run), caseless))
-            run.clear()
-
-    for op, av in items:
-        if op is sre.LITERAL:
-            run.append(chr(av))
-            continue
-        end_run()
-        found: frozenset[Needle] | None = None
-        if op is sre.SUBPATTERN:
-            _group, add_flags, del_flags, sub = av
-            inner = (caseless or bool(add_flags & re.IGNORECASE)) and not del_flags & re.IGNORECASE
-            found = _cover(sub, inner)
-        elif op in _REPEATS:
-            low, _high, sub = av
-            if low >= 1:
-                found = _cover(sub, caseless)
-        elif op is getattr(sre, "ATOMIC_GROUP", None):
-            found = _cover(av, caseless)
-        elif op is sre.BRANCH:
-            alternatives = [_cover(branch, caseless) for branch in av[1]]
-            if all(alternatives):
-                found = frozenset().union(*alternatives)
-        if found:
-            candidates.append(found)
-    end_run()
-    candidates = [c for c in candidates if c]
-    return max(candidates, key=_score) if candidates else None
-
-
-def pattern_needles(pattern: re.Pattern[str]) -> frozenset[Needle] | None:
-    """Needles one of which is in every text `pattern` finds a match in; None if none is known."""
-    try:
-        tree = sre_parse.parse(pattern.pattern, pattern.flags)
-    except Exception:  # the parser is internal; a pattern it cannot take is checked on every line
-        return None
-    cover = _cover(tree, bool(tree.state.flags & re.IGNORECASE))
-    if not cover or _score(cover)[0] < _MIN_NEEDLE:
-        return None
-    return cover
-
-
-def rule_needles(rule: Rule) -> frozenset[Needle] | None:
-    covers = [pattern_needles(pattern) for pattern in rule.patterns]
-    if not all(covers):
-        return None
-    return frozenset().union(*covers)
-
-
-def _needle_regex(needles: Iterable[Needle]) -> re.Pattern[str]:
-    alternatives = sorted(f"(?i:{re.escape(text)})" if caseless else re.escape(text) for text, caseless in needles)
-    return re.compile("|".join(alternatives))
 
 
 # --- the matcher ------------------------------------------------------------------------------
@@ -169,13 +75,15 @@ class RelevantLines(list):
     """
 
     def __init__(self, lines: Iterable[LogLine], rule_set: RuleSet, matches: list[RuleMatch], engine: str,
-                 buffer: LogBuffer | None = None, chunk_lines: Sequence[tuple[int, int]] = ()) -> None:
+                 buffer: LogBuffer | None = None, chunk_lines: Sequence[tuple[int, int]] = (),
+                 starts: dict[int, int] | None = None) -> None:
         super().__init__(lines)
         self.rule_set = rule_set
         self.matches = matches
         self.engine = engine
         self._buffer = buffer
         self._chunk_lines = list(chunk_lines)  # (first line number, start offset) of each chunk
+        self._starts = starts or {}  # start offset of kept lines, where the scan saw the log itself
 
     def context_before(self, line: LogLine, count: int = CONTEXT_LINES) -> list[str]:
         """Texts of the `count` lines (segments) that end with `line`, as `parse_log` gives them."""
@@ -191,27 +99,27 @@ class RelevantLines(list):
             index = _index_of(self, line)
             return [(other.number, other.text) for other in self[max(0, index - count + 1):index + 1]]
         buffer = self._buffer
-        at = bisect_right([number for number, _ in self._chunk_lines], line.number) - 1
-        number, start = self._chunk_lines[at]
         data = buffer.data
-        while number < line.number:  # walk to the line's start (within one bounded chunk)
-            start = data.find(b"\n", start) + 1
-            number += 1
+        start = self._starts.get(line.number)
+        if start is None:
+            at = bisect_right([number for number, _ in self._chunk_lines], line.number) - 1
+            number, start = self._chunk_lines[at]
+            while number < line.number:  # walk to the line's start (within one bounded chunk)
+                start = data.find(b"\n", start) + 1
+                number += 1
         end = buffer.line_end(start)
-        physical = [(start, end)]
-        while len(physical) <= count and start > buffer.start:
-            end = start - 1
-            start = max(data.rfind(b"\n", buffer.start, end) + 1, buffer.start)
-            physical.append((start, end))
-        def segments(lo: int, hi: int) -> list[str]:
-            data, start, end = buffer.cleaned(lo, hi)
-            return split_line(data[start:end], buffer.errors)[1]
-
+        first, physical = start, 1
+        while physical <= count and first > buffer.start:
+            first = max(data.rfind(b"\n", buffer.start, first - 1) + 1, buffer.start)
+            physical += 1
+        # The lines before `line` and its own, cleaned and split in one go: ANSI removal keeps the newlines.
+        block, lo, hi = buffer.cleaned(first, end)
         texts: list[tuple[int, str]] = []
-        for back, (lo, hi) in reversed(list(enumerate(physical))):
-            texts.extend((line.number - back, text) for text in segments(lo, hi))
+        own: list[str] = []
+        for back, raw in zip(range(physical - 1, -1, -1), block[lo:hi].split(b"\n")):
+            own = split_line(raw, buffer.errors)[1]
+            texts.extend((line.number - back, text) for text in own)
         # `line` is one of its physical line's segments: drop the segments after it.
-        own = segments(*physical[0])
         mine = next((i for i in range(len(own) - 1, -1, -1) if own[i] == line.text), len(own) - 1)
         if mine < len(own) - 1:
             del texts[mine - len(own) + 1:]
@@ -313,25 +221,45 @@ def _windows_with_needles(text: str, needles: re.Pattern[str] | None) -> Iterato
 class Matcher:
     def __init__(self, rule_set: RuleSet, engine: str = "auto") -> None:
         self.rule_set = rule_set
-        self.checks: list[tuple[Rule, re.Pattern[str] | None]] = []
         # A rule's needles as plain strings when none is caseless: `str in` rules a long line out at
         # memchr speed, where the needle regex would crawl through it.
         self.literals: list[tuple[str, ...] | None] = []
-        cover_of = [rule_needles(rule) for rule in rule_set.rules]
+        pattern_covers = [[pattern_needles(pattern) for pattern in rule.patterns] for rule in rule_set.rules]
+        cover_of = [frozenset().union(*covers) if all(covers) else None for covers in pattern_covers]
+        self.covers = cover_of
         # A rule with no needle must be tried on every line: correct, but no faster than before.
         self.always = tuple(priority for priority, cover in enumerate(cover_of) if cover is None)
         self.exhaustive = bool(self.always)
         self.needles: tuple[Needle, ...] = tuple(sorted(set(MARKERS).union(*(c for c in cover_of if c))))
         index_of = {needle: index for index, needle in enumerate(self.needles)}
         self.rules_of_needle: list[list[int]] = [[] for _ in self.needles]
+        # (priority, pattern index) of every pattern whose cover holds the needle: a line's needles
+        # name the only patterns that can match it.
+        self.patterns_of_needle: list[list[tuple[int, int]]] = [[] for _ in self.needles]
         for priority, (rule, cover) in enumerate(zip(rule_set.rules, cover_of)):
-            self.checks.append((rule, _needle_regex(cover) if cover else None))
             self.literals.append(tuple(text for text, _ in cover) if cover and not any(c for _, c in cover) else None)
             for needle in cover or ():
                 self.rules_of_needle[index_of[needle]].append(priority)
+            if cover is not None:
+                for pattern_index, pattern_cover in enumerate(pattern_covers[priority]):
+                    for needle in pattern_cover:
+                        self.patterns_of_needle[index_of[needle]].append((priority, pattern_index))
+        self._needle_regexes: list[re.Pattern[str] | None | bool] = [False] * len(rule_set.rules)
         self.all_rules = tuple(range(len(rule_set.rules)))
         self.scanner = make_scanner(self.needles, engine)
-        self._priorities_of: dict[frozenset[int], tuple[int, ...]] = {}
+        self._plans: dict[frozenset[int], tuple[tuple[int, tuple[int, ...] | None], ...] | None] = {}
+
+    def check(self, priority: int) -> tuple[Rule, re.Pattern[str] | None]:
+        """(rule, the regex of its needles or None), the regex compiled on first use."""
+        needles = self._needle_regexes[priority]
+        if needles is False:
+            cover = self.covers[priority]
+            needles = self._needle_regexes[priority] = _needle_regex(cover) if cover else None
+        return self.rule_set.rules[priority], needles  # type: ignore[return-value]
+
+    @property
+    def checks(self) -> list[tuple[Rule, re.Pattern[str] | None]]:
+        return [self.check(priority) for priority in self.all_rules]
 
     def first_match(self, text: str, priorities: Iterable[int], keep: _Keep) -> tuple[Rule, dict[str, str]] | None:
         """The highest-priority rule among `priorities` that matches `text`, as `Rule.match` decides;
@@ -339,7 +267,7 @@ class Matcher:
         half), so a match of up to WINDOW / 2 characters is found anywhere in a line of any length."""
         short = len(text) <= WINDOW
         for priority in priorities:
-            rule, needles = self.checks[priority]
+            rule, needles = self.check(priority)
             if short:
                 if needles is not None and needles.search(text) is None:
                     continue
@@ -368,35 +296,79 @@ class Matcher:
                 keep.add(found[0], line, found[1])
         return keep.matches
 
-    def _priorities(self, needles: frozenset[int]) -> tuple[int, ...]:
-        known = self._priorities_of.get(needles)
-        if known is None:
-            if ANY_NEEDLE in needles:  # the scan stopped reporting this line's needles
-                known = self.all_rules
-            else:
-                known = tuple(sorted({p for needle in needles for p in self.rules_of_needle[needle]}.union(self.always)))
-            self._priorities_of[needles] = known
-        return known
+    def _plan(self, needles: frozenset[int]) -> tuple[tuple[int, tuple[int, ...] | None], ...] | None:
+        """For a line holding `needles`: (priority, the indices of the patterns that can match, or
+        None for all) of each rule to try, in priority order; None when the scan stopped reporting
+        the line's needles (every rule is tried, each behind its needle regex)."""
+        if needles in self._plans:
+            return self._plans[needles]
+        plan: tuple[tuple[int, tuple[int, ...] | None], ...] | None = None
+        if ANY_NEEDLE not in needles:
+            allowed: dict[int, set[int]] = {}
+            for needle in needles:
+                for priority, pattern in self.patterns_of_needle[needle]:
+                    allowed.setdefault(priority, set()).add(pattern)
+            steps: dict[int, tuple[int, ...] | None] = {p: tuple(sorted(found)) for p, found in allowed.items()}
+            steps.update({priority: None for priority in self.always})
+            plan = tuple(sorted(steps.items()))
+        self._plans[needles] = plan
+        return plan
 
-    def candidates(self, data, lo: int, hi: int, breaks) -> list[tuple[int, int, tuple[int, ...]]]:
-        """(line index in chunk, start offset, priorities) of each line of data[lo:hi] holding a
-        needle (every line when some rule has none), in order; `breaks` are its newlines' offsets."""
+    def planned_match(self, text: str, plan, keep: _Keep) -> tuple[Rule, dict[str, str]] | None:
+        """`first_match` over a plan: the same answer, trying only the patterns the line's needles allow."""
+        if plan is None:
+            return self.first_match(text, self.all_rules, keep)
+        if len(text) > WINDOW:
+            return self.first_match(text, [priority for priority, _ in plan], keep)
+        rules = self.rule_set.rules
+        for priority, patterns in plan:
+            rule = rules[priority]
+            captures = rule.match(text) if patterns is None else rule.match_patterns(text, patterns)
+            if captures is not None:
+                # A rule past its bound still wins the line (a lower-priority rule must not take it).
+                return (rule, captures) if keep.wants(rule) else None
+        return None
+
+    def candidates(self, data, lo: int, hi: int) -> Iterator[tuple[int, int, frozenset[int]]]:
+        """(start, end, needles) of each line of data[lo:hi] holding a needle (every line when some
+        rule has none), in order; `end` is the offset of its `\\n` (or `hi`)."""
         hits = self.scanner.hits(data, lo, hi)
+        hits.sort()
         if self.always:
-            count = len(breaks) + (1 if len(breaks) == 0 or breaks[-1] + 1 < hi else 0)
-            found: dict[int, set[int]] = {index: set() for index in range(count)}
-        else:
-            found = {}
-        if hits:
-            offsets = np.fromiter((offset for offset, _ in hits), np.int64, len(hits))
-            indices = np.searchsorted(breaks, offsets).tolist()
-            for index, (_, needle) in zip(indices, hits):
-                found.setdefault(index, set()).add(needle)
-        result = []
-        for index in sorted(found):
-            start = int(breaks[index - 1]) + 1 if index else lo
-            result.append((index, start, self._priorities(frozenset(found[index]))))
-        return result
+            yield from self._every_line(data, lo, hi, hits)
+            return
+        line_end = -1
+        start = lo
+        found: set[int] = set()
+        for offset, needle in hits:
+            if offset >= line_end:
+                if found:
+                    yield start, line_end, frozenset(found)
+                    found = set()
+                start = data.rfind(b"\n", lo, offset) + 1 or lo
+                line_end = data.find(b"\n", offset, hi)
+                if line_end < 0:
+                    line_end = hi
+            found.add(needle)
+        if found:
+            yield start, line_end, frozenset(found)
+
+    @staticmethod
+    def _every_line(data, lo: int, hi: int, hits: list[tuple[int, int]]) -> Iterator[tuple[int, int, frozenset[int]]]:
+        position = 0
+        start = lo
+        while True:
+            end = data.find(b"\n", start, hi)
+            if end < 0:
+                end = hi
+            found = set()
+            while position < len(hits) and hits[position][0] < end:
+                found.add(hits[position][1])
+                position += 1
+            yield start, end, frozenset(found)
+            if end >= hi - 1:
+                return
+            start = end + 1
 
     def relevant_lines(self, raw: RawLog, steps: Iterable[Step]) -> RelevantLines:
         buffer = raw if isinstance(raw, LogBuffer) else LogBuffer(raw)
@@ -408,28 +380,36 @@ class Matcher:
         current: str | None = None
         first_number = 1
         chunk_lines: list[tuple[int, int]] = []
+        starts: dict[int, int] = {}
         for chunk_lo, chunk_hi in buffer.chunks(_CHUNK):
             chunk_lines.append((first_number, chunk_lo))
             # The chunk itself when it holds no ANSI code, else a cleaned copy (same lines).
             data, lo, hi = buffer.cleaned(chunk_lo, chunk_hi)
-            breaks = np.flatnonzero(np.frombuffer(data, np.uint8, hi - lo, lo) == 10) + lo
+            in_place = data is buffer.data
             floor = lo
-            for index, start, priorities in self.candidates(data, lo, hi, breaks):
-                end = int(breaks[index]) if index < len(breaks) else hi
+            # Line numbers are counted only up to the lines kept: each newline is counted once.
+            counted, number = lo, first_number
+            for start, end, needles in self.candidates(data, lo, hi):
+                plan = self._plan(needles)
                 stamp, segments = split_line(data[start:end], buffer.errors)
                 if stamp is None:
                     # The nearest stamped line above, back to the last candidate (whose stamp is current).
                     stamp = last_stamp(data, floor, start)
                 current = stamp or current
                 floor = end + 1
-                number = first_number + index
+                line_number = 0
                 for text in segments:
                     if text.startswith(GROUP_RUN):
                         group_step = text[len("##[group]"):]
-                    found = self.first_match(text, priorities, keep) if priorities else None
+                    found = self.planned_match(text, plan, keep) if plan is None or plan else None
                     error = text.startswith("##[error]") and errors < KEEP_ERRORS
                     if found is not None or error:
-                        line = LogLine(number=number, text=text, step=clock.step_of(current, group_step),
+                        if not line_number:
+                            number += count_newlines(data, counted, start)
+                            counted, line_number = start, number
+                            if in_place:
+                                starts[line_number] = start
+                        line = LogLine(number=line_number, text=text, step=clock.step_of(current, group_step),
                                        timestamp=current)
                         kept.append(line)
                         errors += error
@@ -437,16 +417,35 @@ class Matcher:
                             keep.add(found[0], line, found[1])
             # The lines after the last candidate may carry a later stamp, for the next chunk.
             current = last_stamp(data, floor, hi) or current
-            first_number += len(breaks)
+            first_number = number + count_newlines(data, counted, hi)
             del data
             buffer.release(chunk_lo, chunk_hi)
         return RelevantLines(kept, self.rule_set, keep.matches, "exhaustive" if self.always else self.scanner.name,
-                             buffer, chunk_lines)
+                             buffer, chunk_lines, starts)
+
+
+def count_newlines(data, lo: int, hi: int) -> int:
+    """`\\n` bytes in data[lo:hi]; an mmap (which has no `count`) is copied a bounded piece at a time."""
+    if isinstance(data, (bytes, bytearray)):
+        return data.count(b"\n", lo, hi)
+    total = 0
+    for at in range(lo, hi, _CHUNK):
+        total += data[at:min(at + _CHUNK, hi)].count(b"\n")
+    return total
 
 
 @lru_cache(maxsize=16)
-def matcher_for(rule_set: RuleSet, engine: str = "auto") -> Matcher:
+def _matcher(rule_set: RuleSet, engine: str) -> Matcher:
     return Matcher(rule_set, engine)
+
+
+_last: list = [None, None, None]  # (rule set, engine, matcher) of the last call: hashing a rule set is not free
+
+
+def matcher_for(rule_set: RuleSet, engine: str = "auto") -> Matcher:
+    if _last[0] is not rule_set or _last[1] != engine:
+        _last[:] = [rule_set, engine, _matcher(rule_set, engine)]
+    return _last[2]
 
 
 def relevant_lines(raw: RawLog, rule_set: RuleSet, steps: Iterable[Step] = (), engine: str = "auto") -> RelevantLines:
@@ -467,7 +466,7 @@ def find_matches(lines: Iterable[LogLine], rule_set: RuleSet) -> list[RuleMatch]
     log; any other lines go through the same per-line check.
     """
     if isinstance(lines, RelevantLines):
-        if lines.rule_set != rule_set:
+        if lines.rule_set is not rule_set and lines.rule_set != rule_set:
             raise ValueError("these lines were selected for another rule set")
         return list(lines.matches)
     return matcher_for(rule_set).match_lines(lines)

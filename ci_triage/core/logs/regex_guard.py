@@ -19,9 +19,12 @@ Three layers, because each covers what the others cannot:
 
 from __future__ import annotations
 
+import _sre  # re's C engine: what re._compiler.compile hands the compiled code to
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from functools import lru_cache
 from re import _compiler as sre_compile  # part of re since Python 3.11, like matcher's _parser
 from re import _constants as sre
 from re import _parser as sre_parse
@@ -117,10 +120,46 @@ def _walk(items: list, state: Any, flags: int, outer: list | None) -> str | None
     return None
 
 
+@lru_cache(maxsize=4096)
+def parsed(source: str) -> Any:
+    """`re`'s parse tree of `source` (no flags passed), kept: loading a rule set reads each pattern's
+    tree twice (here and for the matcher's needles), and parsing is most of what loading costs.
+    Its readers only read it."""
+    return sre_parse.parse(source)
+
+
+_FROM_TREE: list[bool] = []  # [whether compile_pattern may compile from the shared tree], decided once
+
+
+def _compile_tree(source: str, tree: Any) -> re.Pattern[str]:
+    """What `re.compile(source)` does after parsing (re._compiler.compile), on a tree parsed already."""
+    code = sre_compile._code(tree, 0)
+    groupindex = tree.state.groupdict
+    indexgroup: list[str | None] = [None] * tree.state.groups
+    for name, index in groupindex.items():
+        indexgroup[index] = name
+    return _sre.compile(source, tree.state.flags, code, tree.state.groups - 1, groupindex, tuple(indexgroup))
+
+
+def compile_pattern(source: str) -> re.Pattern[str]:
+    """`re.compile(source)`, from the parse tree `hazard` and the matcher's needles read too, so a rule
+    set's patterns are parsed once. Where this Python's internals differ (checked on first use: the
+    pattern must equal re.compile's), it is re.compile itself. Raises re.error as re.compile does."""
+    if not _FROM_TREE:
+        try:
+            _FROM_TREE.append(_compile_tree(r"(?P<a>x)\d+(?i:y)", parsed(r"(?P<a>x)\d+(?i:y)"))
+                              == re.compile(r"(?P<a>x)\d+(?i:y)"))
+        except Exception:  # an internal API changed
+            _FROM_TREE.append(False)
+    if not _FROM_TREE[0]:
+        return re.compile(source)
+    return _compile_tree(source, parsed(source))
+
+
 def hazard(source: str) -> str | None:
     """Why `source` can take exponential time in Python's `re`, or None when no such shape is found."""
     try:
-        tree = sre_parse.parse(source)
+        tree = parsed(source)
     except Exception:  # the caller reports compile errors itself
         return None
     return _walk(list(tree.data), tree.state, tree.state.flags, None)

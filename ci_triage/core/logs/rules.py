@@ -6,7 +6,6 @@ I/O here and happens through importlib.resources on request.
 
 from __future__ import annotations
 
-import difflib
 import re
 import tomllib
 from collections.abc import Iterable
@@ -17,7 +16,7 @@ from typing import Any
 
 from ci_triage.core import limits
 from ci_triage.core.categories import CATEGORIES, NEVER_RETRYABLE
-from ci_triage.core.logs.regex_guard import check_budget, hazard, linear_engine
+from ci_triage.core.logs.regex_guard import check_budget, compile_pattern, hazard, linear_engine
 from ci_triage.errors import ConfigError
 
 
@@ -50,6 +49,19 @@ class Rule:
                 return {name: value for name, value in found.groupdict().items() if value is not None}
         return None
 
+    def match_patterns(self, text: str, indices: Iterable[int]) -> dict[str, str] | None:
+        """`match` when only the patterns at `indices` (ascending) can match `text`: the matcher
+        knows which patterns' literals the line holds, and the others cannot match it."""
+        check_budget(self.id)
+        searchers = self.searchers or self.patterns
+        for index in indices:
+            found = searchers[index].search(text)
+            if found:
+                if any(excluded.search(text) for excluded in self.exclude_searchers or self.exclude):
+                    return None
+                return {name: value for name, value in found.groupdict().items() if value is not None}
+        return None
+
 
 @dataclass(frozen=True)
 class RuleSet:
@@ -68,6 +80,8 @@ _TYPE_NAMES = {int: "an integer", list: "an array", str: "a string", bool: "true
 
 
 def _unknown_key(origin: str, where: str, key: str, known: Iterable[str]) -> ConfigError:
+    import difflib  # only for an error's did-you-mean: not on every load
+
     close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6)
     hint = f"Did you mean '{close[0]}'?" if close else f"Known keys: {', '.join(known)}."
     return ConfigError(f"{origin}: {where}unknown key '{key}'", hint=hint)
@@ -95,7 +109,7 @@ def _compile(origin: str, rule_id: str, source: str, linear: bool) -> tuple[re.P
     if too_long:
         raise ConfigError(f"{origin}: rule {rule_id!r}: a pattern {too_long}")
     try:
-        compiled = re.compile(source)
+        compiled = compile_pattern(source)  # one parse, shared with hazard() and the needles
     except re.error as exc:
         raise ConfigError(f"{origin}: rule {rule_id!r}: pattern {source!r} does not compile: {exc}") from None
     reason = hazard(source)
@@ -120,6 +134,8 @@ def _rule(origin: str, index: int, entry: Any, linear: bool) -> Rule:
         _typed(origin, where, key, value, _RULE_KEYS[key])
     category = entry.get("category")
     if category not in CATEGORIES:
+        import difflib
+
         close = difflib.get_close_matches(str(category), CATEGORIES, n=1, cutoff=0.6)
         raise ConfigError(f"{origin}: {where}unknown category {category!r}",
                           hint=f"Did you mean '{close[0]}'?" if close else f"Use one of: {', '.join(CATEGORIES)}.")

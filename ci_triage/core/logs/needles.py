@@ -1,0 +1,110 @@
+"""Needles: literal text that every match of a rule pattern must contain.
+
+Each pattern is parsed with `re`'s own parser; a literal run gives its longest usable piece, a
+branch gives one needle per alternative (all of them or none), a repeat taken at least once gives its
+body's. A pattern with no needle of at least _MIN_NEEDLE characters has none (its rule is then tried
+on every line). See matcher.py for why a needle is found whenever the normalised text holds it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from re import (
+    _constants as sre,  # the parser's node types; part of re since Python 3.11
+)
+from re import _parser as sre_parse
+
+from ci_triage.core.logs.regex_guard import parsed
+from ci_triage.core.logs.rules import Rule
+from ci_triage.core.logs.scan import Needle
+
+_MIN_NEEDLE = 3  # shorter literals hit nearly every line; such a rule is checked on every line
+_REPEATS = (sre.MAX_REPEAT, sre.MIN_REPEAT, getattr(sre, "POSSESSIVE_REPEAT", sre.MAX_REPEAT))
+
+
+def _usable(char: str, caseless: bool) -> bool:
+    if char in "\n\ufffd" or "\ud800" <= char <= "\udfff":
+        return False
+    return not caseless or char.isascii()
+
+
+def _literal_cover(text: str, caseless: bool) -> frozenset[Needle]:
+    """The longest usable piece of a literal run, as a one-needle cover (or an empty one)."""
+    pieces, piece = [], []
+    for char in text:
+        if _usable(char, caseless):
+            piece.append(char)
+        else:
+            pieces.append("".join(piece))
+            piece = []
+    pieces.append("".join(piece))
+    best = max(pieces, key=len)
+    return frozenset({(best, caseless)}) if best else frozenset()
+
+
+def _score(cover: frozenset[Needle]) -> tuple[int, int]:
+    return min(len(text) for text, _ in cover), -len(cover)
+
+
+def _cover(items: Iterable[tuple], caseless: bool) -> frozenset[Needle] | None:
+    """Needles at least one of which every match of this parsed sequence contains, or None."""
+    candidates: list[frozenset[Needle]] = []
+    run: list[str] = []
+
+    def end_run() -> None:
+        if run:
+            candidates.append(_literal_cover("".join(run), caseless))
+            run.clear()
+
+    for op, av in items:
+        if op is sre.LITERAL:
+            run.append(chr(av))
+            continue
+        end_run()
+        found: frozenset[Needle] | None = None
+        if op is sre.SUBPATTERN:
+            _group, add_flags, del_flags, sub = av
+            inner = (caseless or bool(add_flags & re.IGNORECASE)) and not del_flags & re.IGNORECASE
+            found = _cover(sub, inner)
+        elif op in _REPEATS:
+            low, _high, sub = av
+            if low >= 1:
+                found = _cover(sub, caseless)
+        elif op is getattr(sre, "ATOMIC_GROUP", None):
+            found = _cover(av, caseless)
+        elif op is sre.BRANCH:
+            alternatives = [_cover(branch, caseless) for branch in av[1]]
+            if all(alternatives):
+                found = frozenset().union(*alternatives)
+        if found:
+            candidates.append(found)
+    end_run()
+    candidates = [c for c in candidates if c]
+    return max(candidates, key=_score) if candidates else None
+
+
+def pattern_needles(pattern: re.Pattern[str]) -> frozenset[Needle] | None:
+    """Needles one of which is in every text `pattern` finds a match in; None if none is known."""
+    try:
+        tree = parsed(pattern.pattern)  # the tree the hazard check read, when the flags are all inline
+        if (tree.state.flags | re.UNICODE) != (pattern.flags | re.UNICODE):
+            tree = sre_parse.parse(pattern.pattern, pattern.flags)
+    except Exception:  # the parser is internal; a pattern it cannot take is checked on every line
+        return None
+    cover = _cover(tree, bool(tree.state.flags & re.IGNORECASE))
+    if not cover or _score(cover)[0] < _MIN_NEEDLE:
+        return None
+    return cover
+
+
+def rule_needles(rule: Rule) -> frozenset[Needle] | None:
+    covers = [pattern_needles(pattern) for pattern in rule.patterns]
+    if not all(covers):
+        return None
+    return frozenset().union(*covers)
+
+
+def _needle_regex(needles: Iterable[Needle]) -> re.Pattern[str]:
+    alternatives = sorted(f"(?i:{re.escape(text)})" if caseless else re.escape(text) for text, caseless in needles)
+    return re.compile("|".join(alternatives))
