@@ -1,0 +1,139 @@
+"""Categorical columns as codes, and group counts over codes, for runner health (numpy only).
+
+The analysis of a million job executions must cost a few sorts of a million integers, so it reads
+every text column once as its category codes and never materialises a string per row. Groups of two
+codes are counted with one bincount when their product is small and with one sort of a packed int64
+key otherwise; "most frequent value" takes one pass when every entity has one value (the usual case:
+a runner has one host, one label set).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+
+DENSE_FACTOR = 2  # a bincount of up to this many cells per row beats a sort
+
+
+class Codes:
+    """One categorical column: int64 codes (-1 for a missing value) and the category texts.
+
+    `names[-1]` is "nan", pandas' text for a missing value, so `names[codes]` reads like astype(str).
+    """
+
+    __slots__ = ("codes", "names", "texts")
+
+    def __init__(self, column: pd.Series) -> None:
+        if not isinstance(column.dtype, pd.CategoricalDtype):
+            column = column.astype("category")
+        self.codes = column.cat.codes.to_numpy()  # int8/16/32: cast where arithmetic needs it
+        self.texts = [str(c) for c in column.cat.categories]
+        self.names = np.array([*self.texts, "nan"], dtype=object)
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    def flags(self, predicate: Callable[[str], bool], missing: bool = False) -> np.ndarray:
+        """predicate(text) per row, by one lookup per category."""
+        table = np.array([bool(predicate(text)) for text in self.texts] + [missing], dtype=bool)
+        return table[self.codes]
+
+    def wrapped(self) -> np.ndarray:
+        """int64 codes with a missing value as its own last code (len(self)), where `names` says "nan"."""
+        return self.codes.astype(np.int64) % (len(self.texts) + 1)
+
+    def ranks(self) -> np.ndarray:
+        """Each category's place in text order (Python's string order), indexable by code; -1 last."""
+        order = sorted(range(len(self.texts)), key=self.texts.__getitem__)
+        rank = np.empty(len(self.texts) + 1, dtype=np.int64)
+        rank[order] = np.arange(len(order))
+        rank[-1] = len(order)
+        return rank
+
+
+def pair_counts(a: np.ndarray, b: np.ndarray, b_size: int, *masks: np.ndarray,
+                inverse: bool = False) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
+    """The distinct (a, b) pairs, ordered by (a, b), with how many rows each has (and how many of the
+    rows selected by each mask; with inverse=True, last, each row's pair). a and b are non-negative
+    codes, b < b_size."""
+    b_size = max(b_size, 1)
+    code = a.astype(np.int64) * b_size + b
+    space = (int(a.max()) + 1) * b_size if len(a) else 0
+    if space <= DENSE_FACTOR * len(code) + 4096:
+        counts = np.bincount(code, minlength=space)
+        pairs = np.flatnonzero(counts)
+        found = [counts[pairs]] + [np.bincount(code[m], minlength=space)[pairs] for m in masks]
+        if inverse:
+            found.append((np.cumsum(counts > 0) - 1)[code])
+    else:
+        pairs, where, counts = np.unique(code, return_inverse=True, return_counts=True)
+        where = where.reshape(-1)
+        found = [counts] + [np.bincount(where[m], minlength=len(pairs)) for m in masks]
+        if inverse:
+            found.append(where)
+    return pairs // b_size, pairs % b_size, found
+
+
+def segment_starts(sorted_codes: np.ndarray) -> np.ndarray:
+    """Where each run of equal values starts in a sorted array."""
+    if not len(sorted_codes):
+        return np.zeros(0, dtype=np.int64)
+    return np.concatenate(([0], np.flatnonzero(sorted_codes[1:] != sorted_codes[:-1]) + 1))
+
+
+def mode(entity: np.ndarray, entities: int, value: np.ndarray, value_rank: np.ndarray) -> np.ndarray:
+    """Per entity code, its most frequent value code (ties: the smallest value_rank), -1 for none.
+    Rows with value -1 are left out, as pandas' groupby leaves out missing keys."""
+    valid = value >= 0
+    entity, value = entity[valid], value[valid]
+    chosen = np.full(entities, -1, dtype=np.int64)
+    chosen[entity] = value
+    if np.array_equal(chosen[entity], value):  # one value per entity: it is the mode
+        return chosen
+    rank = value_rank[value]
+    by_rank = np.full(len(value_rank), -1, dtype=np.int64)
+    by_rank[rank] = value
+    pair_entity, pair_rank, (count,) = pair_counts(entity, rank, len(value_rank))
+    order = np.lexsort((pair_rank, -count, pair_entity))
+    first = order[segment_starts(pair_entity[order])]
+    chosen[:] = -1
+    chosen[pair_entity[first]] = by_rank[pair_rank[first]]
+    return chosen
+
+
+def pack(columns: list[np.ndarray]) -> np.ndarray | None:
+    """One int64 per row ordered like the tuple of the non-negative code columns, or None when their
+    bit widths do not fit in 62 bits."""
+    widths = [int(c.max(initial=0)).bit_length() for c in columns]
+    if sum(widths) > 62:
+        return None
+    key = np.zeros(len(columns[0]), dtype=np.int64)
+    for column, width in zip(columns, widths):
+        key <<= width
+        key |= column
+    return key
+
+
+def dense_ranks(values: np.ndarray) -> np.ndarray:
+    """Codes 0..m-1 in the order of the values (equal values, equal codes)."""
+    return np.unique(values, return_inverse=True)[1].reshape(-1).astype(np.int64)
+
+
+def group_ids(columns: list[np.ndarray]) -> tuple[np.ndarray, int]:
+    """Per row, the number of its distinct tuple of codes in tuple order, and how many there are."""
+    if not len(columns[0]):
+        return np.zeros(0, dtype=np.int64), 0
+    ranked = [dense_ranks(c) for c in columns]
+    key = pack(ranked)
+    if key is not None:
+        ids = dense_ranks(key)
+    else:
+        order = np.lexsort(ranked[::-1])
+        changed = np.zeros(len(order), dtype=bool)
+        for column in ranked:
+            changed[1:] |= column[order][1:] != column[order][:-1]
+        ids = np.empty(len(order), dtype=np.int64)
+        ids[order] = np.cumsum(changed)
+    return ids, int(ids.max()) + 1
