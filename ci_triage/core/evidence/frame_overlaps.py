@@ -26,14 +26,16 @@ from ci_triage.core.evidence.frame_arrays import (
 
 
 def _overlaps(frame, single, by_start, row_start, row_end, q_index, q_job, q_pool, qs, qe, q_run, q_pr, q_host,
-              nf, cap, chunk_pairs):
+              nf, cap, chunk_pairs, in_flight=True):
+    """`by_start()` gives every membership with a start, by start (computed once, when needed)."""
     member_job, member_pool = frame.member_job, frame.member_pool
     valid = (row_end != MISSING) & (row_end > row_start) & (row_start != MISSING)
-    in_time = by_start[valid[by_start]]  # memberships that can overlap anything, by start
 
     # PRs in flight: pm = latest end among the earlier jobs of the same PR on the pool (see module doc).
     pm_row = None
-    if single:
+    if single and in_flight:
+        in_time = by_start()
+        in_time = in_time[valid[in_time]]  # memberships that can overlap anything, by start
         with_pr = in_time[frame.pr[member_job[in_time]] >= 0]
         pr_code = _factorize(frame.pr[member_job[with_pr]])
         code = member_pool[with_pr] * (int(pr_code.max(initial=0)) + 1) + pr_code
@@ -58,36 +60,28 @@ def _overlaps(frame, single, by_start, row_start, row_end, q_index, q_job, q_poo
         pm_row[with_pr] = pm_sorted
 
     # Per pool and duration class, by start.
-    duration = row_end[in_time] - row_start[in_time]
-    bucket = np.frexp(duration.astype(np.float64))[1].astype(np.int64)
-    low_bucket = int(bucket.min(initial=0))
-    classes = int(bucket.max(initial=0)) - low_bucket + 1
-    group = member_pool[in_time] * classes + (bucket - low_bucket)
-    order = _stable_order(group)
-    rows, group = in_time[order], group[order]
-    ov_s, ov_e, ov_job = row_start[rows], row_end[rows], member_job[rows]
-    ov_run, ov_host, ov_pr = frame.run_id[ov_job], frame.host[ov_job], frame.pr[ov_job]
-    ov_pm = pm_row[rows] if pm_row is not None else None
-    g_starts, g_ends = _segments(group)
-    longest = np.maximum.reduceat(ov_e - ov_s, g_starts) if len(g_starts) else np.zeros(0, dtype=np.int64)
+    rows, group, ov_s, span, classes = _by_class(member_pool, row_start, row_end, valid, by_start)
+    ov_job = rows if single else member_job[rows]
+    g_starts, _ = _segments(group)
+    longest = np.maximum.reduceat(span, g_starts) if len(g_starts) else np.zeros(0, dtype=np.int64)
 
     nq = len(q_job)
     q_valid = (qs != MISSING) & (qe != MISSING) & (qe > qs)
     lo = np.zeros((nq, classes), dtype=np.int64)
     hi = np.zeros((nq, classes), dtype=np.int64)
-    asking_rows = np.flatnonzero(q_valid)
-    asking_rows = asking_rows[_stable_order(q_pool[asking_rows])]
-    pool_starts, pool_ends = _segments(q_pool[asking_rows])
-    asking_by_pool = {int(q_pool[asking_rows[a]]): asking_rows[a:b] for a, b in zip(pool_starts, pool_ends)}
-    for index, (g0, g1) in enumerate(zip(g_starts, g_ends)):
-        pool, duration_class = divmod(int(group[g0]), classes)
-        asking = asking_by_pool.get(pool)
-        if asking is None:
-            continue
-        starts = ov_s[g0:g1]
-        first = g0 + np.searchsorted(starts, qs[asking] - longest[index], side="right")
-        lo[asking, duration_class] = first
-        hi[asking, duration_class] = np.maximum(first, g0 + np.searchsorted(starts, qe[asking], side="left"))
+    asking = np.flatnonzero(q_valid)
+    if len(asking) and len(g_starts):
+        # Every (asking membership, duration class) whose (pool, class) group exists: two grouped searches.
+        codes = group[g_starts]
+        wanted = (q_pool[asking, None] * classes + np.arange(classes)[None, :]).ravel()
+        at = np.minimum(np.searchsorted(codes, wanted), len(codes) - 1)
+        found = codes[at] == wanted
+        ask_row = np.repeat(asking, classes)[found]
+        ask_class = np.tile(np.arange(classes), len(asking))[found]
+        wanted, at = wanted[found], at[found]
+        first = _grouped_searchsorted(group, ov_s, wanted, qs[ask_row] - longest[at], "right")
+        lo[ask_row, ask_class] = first
+        hi[ask_row, ask_class] = np.maximum(first, _grouped_searchsorted(group, ov_s, wanted, qe[ask_row], "left"))
 
     key_of_job, job_bits = _job_keys(frame)
     deficit_bits = int((qe - qs)[q_valid].max(initial=0)).bit_length()
@@ -106,20 +100,23 @@ def _overlaps(frame, single, by_start, row_start, row_end, q_index, q_job, q_poo
         b = int(np.searchsorted(total, base + chunk_pairs, side="right"))
         b = int(job_group_end[max(b, a + 1) - 1])
         owner, position = _explode(lo[a:b].ravel(), hi[a:b].ravel(), np.repeat(np.arange(a, b), classes))
-        keep = (ov_e[position] > qs[owner]) & (ov_run[position] != q_run[owner])
+        keep = (row_end[rows[position]] > qs[owner]) & (frame.run_id[ov_job[position]] != q_run[owner])
         owner, position = owner[keep], position[keep]
         f = q_index[owner]
         if not single:  # a job on several pools is found once per shared pool
             unique = np.unique(f * len(frame) + ov_job[position], return_index=True)[1]
             owner, position, f = owner[unique], position[unique], f[unique]
-        ticks = np.minimum(qe[owner], ov_e[position]) - np.maximum(qs[owner], ov_s[position])
-        same_host = (q_host[owner] >= 0) & (ov_host[position] == q_host[owner])
+        jobs = ov_job[position]
+        ticks = np.minimum(qe[owner], row_end[rows[position]]) - np.maximum(qs[owner], ov_s[position])
+        same_host = (q_host[owner] >= 0) & (frame.host[jobs] == q_host[owner])
         count += np.bincount(f, minlength=nf)
 
-        prs = ov_pr[position]
+        prs = frame.pr[jobs]
         other_pr = (prs >= 0) & (prs != q_pr[owner])
-        if ov_pm is not None:
-            first = other_pr & (ov_pm[position] <= qs[owner])
+        if not in_flight:
+            flight_f = flight_pr = np.zeros(0, dtype=np.int64)
+        elif pm_row is not None:
+            first = other_pr & (pm_row[rows[position]] <= qs[owner])
             flight_f, flight_pr = f[first], prs[first]
         else:
             flight_f, flight_pr = f[other_pr], prs[other_pr]
@@ -131,7 +128,6 @@ def _overlaps(frame, single, by_start, row_start, row_end, q_index, q_job, q_poo
         in_flight_count += np.bincount(flight_f, minlength=nf)
         flights.append((flight_f, flight_pr))
 
-        jobs = ov_job[position]
         if composite:
             deficit = (qe[owner] - qs[owner]) - ticks  # >= 0: smaller is a longer overlap
             key = ((~same_host).astype(np.int64) << (deficit_bits + job_bits)) | (deficit << job_bits) | key_of_job[jobs]
@@ -146,6 +142,39 @@ def _overlaps(frame, single, by_start, row_start, row_end, q_index, q_job, q_poo
     flight_f, flight_pr = (_concat(parts) for parts in zip(*flights))
     return (count, _csr(kept_f, nf), kept_job, kept_ticks, kept_host.astype(bool), in_flight_count,
             _csr(flight_f, nf), flight_pr)
+
+
+def _by_class(member_pool, row_start, row_end, valid, by_start):
+    """The memberships that can overlap anything, ordered by (pool, duration class, start): their rows,
+    group codes (pool * classes + class), starts and durations, and the number of classes. One sort of
+    packed (group, start, row) int64 keys when they fit in 63 bits, else a stable order of by_start()."""
+    candidates = np.flatnonzero(valid)
+    duration = row_end[candidates] - row_start[candidates]
+    bucket = np.frexp(duration.astype(np.float64))[1].astype(np.int64)
+    low_bucket = int(bucket.min(initial=0))
+    classes = int(bucket.max(initial=0)) - low_bucket + 1
+    group = member_pool[candidates] * classes + (bucket - low_bucket)
+    starts = row_start[candidates]
+    low = int(starts.min(initial=0))
+    group_bits = int(group.max(initial=0)).bit_length()
+    start_bits = (int(starts.max(initial=0)) - low).bit_length()
+    row_bits = len(candidates).bit_length()
+    if group_bits + start_bits + row_bits <= 63:
+        key = group << (start_bits + row_bits)
+        key |= (starts - low) << row_bits
+        key |= np.arange(len(candidates))
+        key.sort()
+        at = key & ((1 << row_bits) - 1)
+        ordered_starts = ((key >> row_bits) & ((1 << start_bits) - 1)) + low
+        return candidates[at], key >> (start_bits + row_bits), ordered_starts, duration[at], classes
+    in_time = by_start()
+    in_time = in_time[valid[in_time]]
+    # The group of each membership by row, read in start order; a stable order keeps start order within.
+    group_of = np.zeros(len(valid), dtype=np.int64)
+    group_of[candidates] = group
+    order = _stable_order(group_of[in_time])
+    rows = in_time[order]
+    return rows, group_of[rows], row_start[rows], row_end[rows] - row_start[rows], classes
 
 
 def _concat(parts: Sequence[np.ndarray]) -> np.ndarray:

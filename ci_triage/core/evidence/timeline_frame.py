@@ -271,15 +271,18 @@ class Correlation:
 # --- the correlation ----------------------------------------------------------------------------
 def correlate(frame: JobFrame, *, failed: Iterable[int] | np.ndarray | None = None, window_s: float = 3600.0,
               cap: int | None = 50, chunk_pairs: int = 1 << 18, later: bool = True,
-              baselines: bool = True) -> Correlation:
+              baselines: bool = True, in_flight: bool = True) -> Correlation:
     """Correlate the failed jobs (positions in the frame; all failed jobs by default) with all jobs.
 
     `window_s` bounds a later pass's start after the failed job's end (gap_s <= window_s); `cap` bounds
     the overlaps and later passes kept per failed job (None keeps all); `chunk_pairs` bounds the
-    candidate pairs held at once. later=False or baselines=False leave those answers empty (runner
-    health reads overlaps only).
+    candidate pairs held at once. later=False, baselines=False or in_flight=False leave those
+    answers empty (runner health reads the overlaps only).
     """
-    failed = np.flatnonzero(frame.failed_mask()) if failed is None else np.unique(_int64(list(failed)))
+    if failed is None:
+        failed = np.flatnonzero(frame.failed_mask())
+    else:
+        failed = np.unique(_int64(failed if isinstance(failed, np.ndarray) else list(failed)))
     nf = len(failed)
     member_job, member_pool = frame.member_job, frame.member_pool
     single = frame.one_pool_per_job
@@ -297,13 +300,18 @@ def correlate(frame: JobFrame, *, failed: Iterable[int] | np.ndarray | None = No
     q_run, q_pr, q_host = frame.run_id[q_job], frame.pr[q_job], frame.host[q_job]
     nq = len(q_rows)
 
-    # The one full sort: every membership with a start, by start.
-    present = np.flatnonzero(row_start != MISSING)
-    by_start = present[np.argsort(row_start[present])]
+    # The one full sort: every membership with a start, by start (made once, when a pass needs it).
+    sorted_rows: list[np.ndarray] = []
+
+    def by_start() -> np.ndarray:
+        if not sorted_rows:
+            present = np.flatnonzero(row_start != MISSING)
+            sorted_rows.append(present[np.argsort(row_start[present])])
+        return sorted_rows[0]
 
     overlaps = _overlaps(frame, single, by_start, row_start, row_end, q_index, q_job, q_pool, qs, qe, q_run,
-                         q_pr, q_host, nf, cap, chunk_pairs)
-    passes = _later(frame, single, by_start, row_start, q_index, q_job, q_pool, qe, q_run, nf, nq,
+                         q_pr, q_host, nf, cap, chunk_pairs, in_flight)
+    passes = _later(frame, single, by_start(), row_start, q_index, q_job, q_pool, qe, q_run, nf, nq,
                     _window_ticks(window_s, frame.ticks_per_second), cap) if later else \
         (np.zeros(nf, dtype=np.int64), np.zeros(nf + 1, dtype=np.int64), np.zeros(0, dtype=np.int64))
     named = _baselines(frame) if baselines else \

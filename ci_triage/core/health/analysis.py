@@ -48,7 +48,7 @@ from ci_triage.core.health.records import (
     RunnerHealth,
     is_infra,
 )
-from ci_triage.core.health.columns import Codes, mode, pair_counts, segment_starts
+from ci_triage.core.health.columns import Codes, distinct, mode, pair_counts, segment_starts
 from ci_triage.core.health.hotspots import RECOMMENDATIONS, hotspots_of
 from ci_triage.core.health.stats import sick_mask
 from ci_triage.model import FAILED_CONCLUSIONS
@@ -213,7 +213,7 @@ def _members(host_codes: np.ndarray, runner_codes: np.ndarray, runner: Codes) ->
     for host, name in zip(pair_host.tolist(), runner.names[pair_runner].tolist()):
         found.setdefault(host, []).append(name)
     if (~known).any():  # pandas reads a missing runner as "nan"
-        for host in np.unique(host_codes[~known]).tolist():
+        for host in distinct(host_codes[~known]).tolist():
             found.setdefault(host, []).append("nan")
     return {host: tuple(sorted(names)) for host, names in found.items()}
 
@@ -296,7 +296,7 @@ def _flaky(frame: pd.DataFrame, failed: np.ndarray, counted: np.ndarray, conclus
                                                    inverse=True)
     shas = len(sha) + 1
     key = job * shas + sha.wrapped()[rows]
-    runs = np.bincount(np.unique(key) // shas, minlength=len(job_workflow))
+    runs = np.bincount(distinct(key) // shas, minlength=len(job_workflow))
     # Failed then passed on one SHA: some pass comes after the first failure.
     order = frame["end"].to_numpy(np.int64)[rows] * 1000 + frame["attempt"].to_numpy(np.int64)[rows]
     row_failed = failed[rows]
@@ -308,9 +308,15 @@ def _flaky(frame: pd.DataFrame, failed: np.ndarray, counted: np.ndarray, conclus
     pass_key, pass_order = key[passed], order[passed]
     flaky = np.zeros(len(job_workflow), dtype=np.int64)
     if len(failing) and len(pass_key):
+        space = len(job_workflow) * shas
+        if space <= 16 * len(rows) + 4096:  # a table of the failing keys leaves few passes to search
+            has_failure = np.zeros(space, dtype=bool)
+            has_failure[failing] = True
+            near = np.flatnonzero(has_failure[pass_key])
+            pass_key, pass_order = pass_key[near], pass_order[near]
         at = np.minimum(np.searchsorted(failing, pass_key), len(failing) - 1)
         late = (failing[at] == pass_key) & (pass_order > first_fail[at])
-        flaky = np.bincount(np.unique(pass_key[late]) // shas, minlength=len(job_workflow))
+        flaky = np.bincount(distinct(pass_key[late]) // shas, minlength=len(job_workflow))
     found = [FlakyJob(w, n, r, f, f / r if r else 0.0) for w, n, r, f in zip(
         workflow.names[job_workflow].tolist(), name.names[job_name].tolist(), runs.tolist(), flaky.tolist())]
     found.sort(key=lambda j: (-j.flaky_runs, -j.rate, j.workflow, j.name))

@@ -18,22 +18,34 @@ DENSE_FACTOR = 2  # a bincount of up to this many cells per row beats a sort
 
 
 class Codes:
-    """One categorical column: int64 codes (-1 for a missing value) and the category texts.
+    """One categorical column: its codes (-1 for a missing value) and the category texts.
 
     `names[-1]` is "nan", pandas' text for a missing value, so `names[codes]` reads like astype(str).
+    The texts are made on first use: a column read only as codes (head SHAs) never makes them.
     """
-
-    __slots__ = ("codes", "names", "texts")
 
     def __init__(self, column: pd.Series) -> None:
         if not isinstance(column.dtype, pd.CategoricalDtype):
             column = column.astype("category")
         self.codes = column.cat.codes.to_numpy()  # int8/16/32: cast where arithmetic needs it
-        self.texts = [str(c) for c in column.cat.categories]
-        self.names = np.array([*self.texts, "nan"], dtype=object)
+        self._categories = column.cat.categories
+        self._texts: list[str] | None = None
+        self._names: np.ndarray | None = None
+
+    @property
+    def texts(self) -> list[str]:
+        if self._texts is None:
+            self._texts = [str(c) for c in self._categories.tolist()]
+        return self._texts
+
+    @property
+    def names(self) -> np.ndarray:
+        if self._names is None:
+            self._names = np.array([*self.texts, "nan"], dtype=object)
+        return self._names
 
     def __len__(self) -> int:
-        return len(self.texts)
+        return len(self._categories)
 
     def flags(self, predicate: Callable[[str], bool], missing: bool = False) -> np.ndarray:
         """predicate(text) per row, by one lookup per category."""
@@ -42,7 +54,7 @@ class Codes:
 
     def wrapped(self) -> np.ndarray:
         """int64 codes with a missing value as its own last code (len(self)), where `names` says "nan"."""
-        return self.codes.astype(np.int64) % (len(self.texts) + 1)
+        return self.codes.astype(np.int64) % (len(self) + 1)
 
     def ranks(self) -> np.ndarray:
         """Each category's place in text order (Python's string order), indexable by code; -1 last."""
@@ -114,6 +126,17 @@ def pack(columns: list[np.ndarray]) -> np.ndarray | None:
         key <<= width
         key |= column
     return key
+
+
+def distinct(values: np.ndarray) -> np.ndarray:
+    """The sorted distinct values (np.unique without its hash table, which is slower on int64 here)."""
+    ordered = np.sort(values)
+    if not len(ordered):
+        return ordered
+    keep = np.empty(len(ordered), dtype=bool)
+    keep[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=keep[1:])
+    return ordered[keep]
 
 
 def dense_ranks(values: np.ndarray) -> np.ndarray:

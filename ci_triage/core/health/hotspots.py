@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ci_triage.core.evidence.timeline_frame import CONCLUSIONS, MISSING, JobFrame, correlate
-from ci_triage.core.health.columns import Codes, group_ids, pair_counts, segment_starts
+from ci_triage.core.health.columns import Codes, distinct, group_ids, pair_counts, segment_starts
 from ci_triage.core.health.records import CONTENTION_CATEGORIES, Hotspot
 
 RECOMMENDATIONS = {
@@ -47,7 +47,7 @@ def hotspots_of(frame: pd.DataFrame, failed: np.ndarray, conclusion: Codes, cate
         host=host_codes, start=np.where(start >= 0, start, MISSING), end=np.where(end >= 0, end, MISSING),
         conclusion=conclusion_codes[conclusion.codes], name=Codes(frame["name"]).codes, ticks_per_second=1.0)
     found = correlate(jobs, failed=np.flatnonzero(contention), window_s=0.0, cap=None, later=False,
-                      baselines=False)
+                      baselines=False, in_flight=False)
     failed_pos = np.repeat(found.failed, np.diff(found.overlap_offsets))
     other_pos = found.overlap_job
     if not len(other_pos):
@@ -66,7 +66,7 @@ def hotspots_of(frame: pd.DataFrame, failed: np.ndarray, conclusion: Codes, cate
     first_pair = np.unique(group * len(found.failed) + failed_index, return_index=True)[1]
     count = np.bincount(group[first_pair], minlength=groups)
     held_first = np.bincount(group[first_pair[held[first_pair]]], minlength=groups)
-    held_any = np.bincount(np.unique(group[held] * len(found.failed) + failed_index[held]) // len(found.failed),
+    held_any = np.bincount(distinct(group[held] * len(found.failed) + failed_index[held]) // len(found.failed),
                            minlength=groups)
     ids = np.arange(groups)
     kept = np.lexsort((ids, -held_first, -count))[:limit]
@@ -79,7 +79,7 @@ def hotspots_of(frame: pd.DataFrame, failed: np.ndarray, conclusion: Codes, cate
     bounds = dict(zip(group[pairs][segment_starts(group[pairs])].tolist(),
                       zip(segment_starts(group[pairs]).tolist(),
                           [*segment_starts(group[pairs]).tolist()[1:], len(pairs)])))
-    who = _who(frame, np.unique(np.concatenate((failed_pos[pairs], other_pos[pairs]))))
+    who = _who(frame, distinct(np.concatenate((failed_pos[pairs], other_pos[pairs]))))
     ports_column = frame["ports"].to_numpy()
     result = []
     for g in kept.tolist():
