@@ -10,9 +10,10 @@ import re
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
+import pandas as pd
 import pytest
 
-from ci_triage.core.health import analysis
+from ci_triage.core.health import analysis, columns
 from ci_triage.core.health.analysis import analyse_frame, records_frame
 from ci_triage.core.health.records import JobRecord
 from ci_triage.core.health.stats import fisher_greater, log_factorials
@@ -27,7 +28,8 @@ CATEGORIES = ("port_in_use", "host_oom", "accelerator_oom", "collective_timeout"
               "unknown", None, None, "compile_error", "disk_full")
 
 
-def random_fleet(seed: int, jobs: int = 3000, hosts: int = 8) -> tuple[list[JobRecord], dict]:
+def random_fleet(seed: int, jobs: int = 3000, hosts: int = 8, tidy: bool = False) -> tuple[list[JobRecord], dict]:
+    """`tidy`: every runner always carries its own labels (else one job in ten carries others)."""
     rng = random.Random(seed)
     runners = [f"node{h}-r{i}" for h in range(hosts) for i in range(rng.randint(1, 3))]
     runners += ["GitHub Actions 7", "solo", None]
@@ -49,7 +51,7 @@ def random_fleet(seed: int, jobs: int = 3000, hosts: int = 8) -> tuple[list[JobR
             for _ in range(rng.randint(1, 6)):
                 job_id += rng.randint(1, 40)
                 runner = rng.choice(runners)
-                labels = usual[runner] if rng.random() < 0.9 else rng.choice(LABELS)
+                labels = usual[runner] if tidy or rng.random() < 0.9 else rng.choice(LABELS)
                 start = T0 + timedelta(seconds=rng.randint(0, 200_000))
                 end = start + timedelta(seconds=rng.choice([0, rng.randint(1, 4000), rng.randint(1, 600)]))
                 conclusion = rng.choices([c for c, _ in CONCLUSIONS], [w for _, w in CONCLUSIONS])[0]
@@ -70,7 +72,7 @@ def random_fleet(seed: int, jobs: int = 3000, hosts: int = 8) -> tuple[list[JobR
 
 @pytest.mark.parametrize("seed", range(12))
 def test_the_vectorised_analysis_equals_the_pandas_reading(seed):
-    records, automatic = random_fleet(seed, jobs=2000 + 300 * seed, hosts=3 + seed % 6)
+    records, automatic = random_fleet(seed, jobs=2000 + 300 * seed, hosts=3 + seed % 6, tidy=seed % 2 == 1)
     pattern = re.compile(r"^(?P<host>node\d+)") if seed % 3 == 0 else None
     frame = records_frame(records, pattern)
     got = analyse_frame(frame, repo="o/r", automatic=automatic)
@@ -82,6 +84,35 @@ def test_the_vectorised_analysis_equals_the_pandas_reading(seed):
     assert got.flaky_jobs == expected.flaky_jobs
     assert got == expected
     assert got.hotspots and got.reruns.requested and any(r.infra_failures for r in got.runners)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_runners_on_several_hosts_and_hosts_without_runners_equal_the_pandas_reading(seed):
+    """Frames records_frame() cannot make: a runner's jobs on two hosts, a host with no runner name."""
+    records, automatic = random_fleet(200 + seed, jobs=3000, hosts=4, tidy=seed % 2 == 0)
+    frame = records_frame(records)
+    rng = np.random.default_rng(seed)
+    codes = frame["host"].cat.codes.to_numpy().copy()
+    moved = rng.random(len(frame)) < 0.05
+    codes[moved] = rng.integers(0, len(frame["host"].cat.categories), int(moved.sum()))
+    frame["host"] = pd.Categorical.from_codes(codes, frame["host"].cat.categories)
+    got = analyse_frame(frame, repo="o/r", automatic=automatic)
+    assert got == health_oracle.analyse_frame(frame, repo="o/r", automatic=automatic)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_sort_paths_equal_the_pandas_reading(seed, monkeypatch):
+    """Every count by sorts instead of bincounts, keys too wide to pack, run ids spanning 2^61."""
+    monkeypatch.setattr(columns, "DENSE_FACTOR", -1)
+    monkeypatch.setattr(columns, "PACK_BITS", 0)
+    records, automatic = random_fleet(300 + seed, jobs=2500, hosts=5, tidy=seed == 1)
+    frame = records_frame(records)
+    run_id = frame["run_id"].to_numpy()
+    frame["run_id"] = run_id + (run_id % 2) * 2**61
+    automatic = {(run + (run % 2) * 2**61, attempt): value for (run, attempt), value in automatic.items()}
+    got = analyse_frame(frame, repo="o/r", automatic=automatic)
+    assert got == health_oracle.analyse_frame(frame, repo="o/r", automatic=automatic)
+    assert got.reruns.requested and got.hotspots
 
 
 @pytest.mark.parametrize("seed", range(4))

@@ -151,11 +151,11 @@ def _by_class(member_pool, row_start, row_end, valid, by_start):
     candidates = np.flatnonzero(valid)
     duration = row_end[candidates] - row_start[candidates]
     bucket = np.frexp(duration.astype(np.float64))[1].astype(np.int64)
-    low_bucket = int(bucket.min(initial=0))
+    low_bucket = int(bucket.min()) if len(bucket) else 0
     classes = int(bucket.max(initial=0)) - low_bucket + 1
     group = member_pool[candidates] * classes + (bucket - low_bucket)
     starts = row_start[candidates]
-    low = int(starts.min(initial=0))
+    low = int(starts.min()) if len(starts) else 0
     group_bits = int(group.max(initial=0)).bit_length()
     start_bits = (int(starts.max(initial=0)) - low).bit_length()
     row_bits = len(candidates).bit_length()

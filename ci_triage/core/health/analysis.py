@@ -38,19 +38,16 @@ import numpy as np
 import pandas as pd
 
 from ci_triage.core.evidence import hosts
+from ci_triage.core.health.columns import Codes, dense, distinct, pair_counts, segment_starts
+from ci_triage.core.health.entities import health
+from ci_triage.core.health.hotspots import RECOMMENDATIONS, hotspots_of
 from ci_triage.core.health.records import (
-    CONTENTION_CATEGORIES,
     COUNTED_CONCLUSIONS,
     FlakyJob,
     HealthReport,
     JobRecord,
     RerunSummary,
-    RunnerHealth,
-    is_infra,
 )
-from ci_triage.core.health.columns import Codes, distinct, mode, pair_counts, segment_starts
-from ci_triage.core.health.hotspots import RECOMMENDATIONS, hotspots_of
-from ci_triage.core.health.stats import sick_mask
 from ci_triage.model import FAILED_CONCLUSIONS
 
 DEFAULT_ALPHA = 0.01
@@ -117,12 +114,9 @@ def analyse_frame(frame: pd.DataFrame, *, repo: str, since: datetime | None = No
     conclusion, category = Codes(frame["conclusion"]), Codes(frame["category"])
     counted = conclusion.flags(lambda c: c in COUNTED_CONCLUSIONS)
     failed = conclusion.flags(lambda c: c in FAILED_CONCLUSIONS)
-    infra = failed & category.flags(lambda c: bool(c) and is_infra(c))
-    runner, host, pool = Codes(frame["runner"]), Codes(frame["host"]), Codes(frame["pool"])
-    labels = Codes(frame["labels"])
-    runners = _health(runner, counted, failed, infra, pool, category, labels, alpha, min_infra_failures, host=host)
-    host_health = _health(host, counted, failed, infra, pool, category, labels, alpha, min_infra_failures,
-                          runner=runner)
+    host = Codes(frame["host"])
+    runners, host_health = health(Codes(frame["runner"]), host, counted, failed, Codes(frame["pool"]), category,
+                                  Codes(frame["labels"]), alpha, min_infra_failures)
     notes = []
     if (failed & category.flags(lambda c: c == UNCLASSIFIED)).any():
         notes.append("Some failures were not classified (their logs were not read): they count as failures, "
@@ -132,90 +126,6 @@ def analyse_frame(frame: pd.DataFrame, *, repo: str, since: datetime | None = No
         hotspots=hotspots_of(frame, failed, conclusion, category, host, MAX_HOTSPOTS) if hotspots else (),
         reruns=_reruns(frame, failed, automatic or {}), flaky_jobs=_flaky(frame, failed, counted, conclusion),
         alpha=alpha, min_infra_failures=min_infra_failures, notes=tuple(notes))
-
-
-def _health(entity: Codes, counted: np.ndarray, failed: np.ndarray, infra: np.ndarray, pool: Codes,
-            category: Codes, labels: Codes, alpha: float, min_infra: int, *, host: Codes | None = None,
-            runner: Codes | None = None) -> tuple[RunnerHealth, ...]:
-    """Per runner (host=...) or per host (runner=...): its figures against its main pool."""
-    rows = np.flatnonzero(counted & ~entity.flags(lambda e: e == "", missing=True))
-    if not len(rows):
-        return ()
-    codes, pools = entity.codes[rows].astype(np.int64), pool.codes[rows].astype(np.int64)
-    row_failed, row_infra = failed[rows], infra[rows]
-    size = len(entity)
-    jobs = np.bincount(codes, minlength=size)
-    failures = np.bincount(codes[row_failed], minlength=size)
-    infra_count = np.bincount(codes[row_infra], minlength=size)
-    present = np.flatnonzero(jobs)
-    # The entity's pool: the pool most of its jobs ran on (ties: the first pool); the test reads its
-    # jobs on that pool only. Missing pools are left out, as pandas' groupby leaves them out.
-    with_pool = pools >= 0
-    pair_entity, pair_pool, (pair_n, pair_k) = pair_counts(codes[with_pool], pools[with_pool], max(len(pool), 1),
-                                                           row_infra[with_pool])
-    order = np.lexsort((pair_pool, -pair_n, pair_entity))
-    main = order[segment_starts(pair_entity[order])]
-    main_pool = np.full(size, -1, dtype=np.int64)
-    main_n, main_k = np.zeros(size, dtype=np.int64), np.zeros(size, dtype=np.int64)
-    main_pool[pair_entity[main]], main_n[pair_entity[main]], main_k[pair_entity[main]] = \
-        pair_pool[main], pair_n[main], pair_k[main]
-    pool_jobs = np.bincount(pools[with_pool], minlength=len(pool))
-    pool_infra = np.bincount(pools[with_pool & row_infra], minlength=len(pool))
-    members = np.bincount(pair_pool, minlength=len(pool))
-    at = main_pool[present]
-    n, k = main_n[present], main_k[present]
-    N, K = pool_jobs[at], pool_infra[at]
-    alone = members[at] < 2  # nothing to compare with
-    p, q, sick = sick_mask(k, n, K, N, alpha=alpha, min_infra_failures=min_infra, comparable=~alone)
-    rest_jobs, rest_infra = N - n, K - k
-    rest_rate = np.where(rest_jobs > 0, rest_infra / np.maximum(rest_jobs, 1), 0.0)
-
-    categories = _categories(codes[row_failed], category.codes[rows][row_failed], category, size)
-    label_of = mode(codes, size, labels.codes[rows].astype(np.int64), labels.ranks())
-    host_of = mode(codes, size, host.codes[rows].astype(np.int64), host.ranks()) if host is not None else None
-    runners_of = _members(codes, runner.codes[rows].astype(np.int64), runner) if runner is not None else {}
-    found = []
-    for i, code in enumerate(present.tolist()):
-        name = entity.texts[code]
-        count = int(jobs[code])
-        bad = int(infra_count[code])
-        label = labels.names[label_of[code]] if label_of[code] >= 0 else ""
-        found.append(RunnerHealth(
-            key=name, host=(host.names[host_of[code]] if host_of[code] >= 0 else None) or None
-            if host is not None else name,
-            labels=tuple(label.split(",")) if label else (), pool=pool.texts[int(at[i])],
-            jobs=count, failures=int(failures[code]), infra_failures=bad,
-            infra_failure_rate=bad / count if count else 0.0, pool_jobs=int(N[i]),
-            pool_infra_failures=int(K[i]), pool_infra_failure_rate=float(rest_rate[i]), p_value=float(p[i]),
-            q_value=float(q[i]), sick=bool(sick[i]), categories=categories.get(code, {}),
-            runners=runners_of.get(code, ())))
-    # Sick first, then by evidence, then by name: the order a reader wants.
-    found.sort(key=lambda h: (not h.sick, h.p_value, -h.infra_failure_rate, h.key))
-    return tuple(found)
-
-
-def _categories(codes: np.ndarray, category_codes: np.ndarray, category: Codes, size: int) -> dict[int, dict]:
-    """Per entity code, its failures by category, most first (ties by name)."""
-    known = category_codes >= 0
-    pair_entity, pair_category, (count,) = pair_counts(codes[known], category_codes[known].astype(np.int64),
-                                                       max(len(category), 1))
-    found: dict[int, list[tuple[str, int]]] = {}
-    for code, cat, n in zip(pair_entity.tolist(), pair_category.tolist(), count.tolist()):
-        found.setdefault(code, []).append((category.texts[cat], n))
-    return {code: dict(sorted(pairs, key=lambda kv: (-kv[1], kv[0]))) for code, pairs in found.items()}
-
-
-def _members(host_codes: np.ndarray, runner_codes: np.ndarray, runner: Codes) -> dict[int, tuple[str, ...]]:
-    """Per host code, the names of its runners, sorted."""
-    known = runner_codes >= 0
-    pair_host, pair_runner, _ = pair_counts(host_codes[known], runner_codes[known], max(len(runner), 1))
-    found: dict[int, list[str]] = {}
-    for host, name in zip(pair_host.tolist(), runner.names[pair_runner].tolist()):
-        found.setdefault(host, []).append(name)
-    if (~known).any():  # pandas reads a missing runner as "nan"
-        for host in distinct(host_codes[~known]).tolist():
-            found.setdefault(host, []).append("nan")
-    return {host: tuple(sorted(names)) for host, names in found.items()}
 
 
 def _reruns(frame: pd.DataFrame, failed: np.ndarray, automatic: Mapping[tuple[int, int], bool]) -> RerunSummary:
@@ -309,7 +219,7 @@ def _flaky(frame: pd.DataFrame, failed: np.ndarray, counted: np.ndarray, conclus
     flaky = np.zeros(len(job_workflow), dtype=np.int64)
     if len(failing) and len(pass_key):
         space = len(job_workflow) * shas
-        if space <= 16 * len(rows) + 4096:  # a table of the failing keys leaves few passes to search
+        if dense(space, 8 * len(rows)):  # a table of the failing keys leaves few passes to search
             has_failure = np.zeros(space, dtype=bool)
             has_failure[failing] = True
             near = np.flatnonzero(has_failure[pass_key])

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 DENSE_FACTOR = 2  # a bincount of up to this many cells per row beats a sort
+PACK_BITS = 62  # codes packed into one int64 key, a bit spare for the sign
 
 
 class Codes:
@@ -73,7 +74,7 @@ def pair_counts(a: np.ndarray, b: np.ndarray, b_size: int, *masks: np.ndarray,
     b_size = max(b_size, 1)
     code = a.astype(np.int64) * b_size + b
     space = (int(a.max()) + 1) * b_size if len(a) else 0
-    if space <= DENSE_FACTOR * len(code) + 4096:
+    if dense(space, len(code)):
         counts = np.bincount(code, minlength=space)
         pairs = np.flatnonzero(counts)
         found = [counts[pairs]] + [np.bincount(code[m], minlength=space)[pairs] for m in masks]
@@ -88,6 +89,11 @@ def pair_counts(a: np.ndarray, b: np.ndarray, b_size: int, *masks: np.ndarray,
     return pairs // b_size, pairs % b_size, found
 
 
+def dense(space: int, rows: int) -> bool:
+    """Whether counting `rows` values into `space` cells is cheaper by a bincount than by a sort."""
+    return space <= DENSE_FACTOR * rows + 4096 if DENSE_FACTOR >= 0 else False
+
+
 def segment_starts(sorted_codes: np.ndarray) -> np.ndarray:
     """Where each run of equal values starts in a sorted array."""
     if not len(sorted_codes):
@@ -95,31 +101,58 @@ def segment_starts(sorted_codes: np.ndarray) -> np.ndarray:
     return np.concatenate(([0], np.flatnonzero(sorted_codes[1:] != sorted_codes[:-1]) + 1))
 
 
-def mode(entity: np.ndarray, entities: int, value: np.ndarray, value_rank: np.ndarray) -> np.ndarray:
-    """Per entity code, its most frequent value code (ties: the smallest value_rank), -1 for none.
-    Rows with value -1 are left out, as pandas' groupby leaves out missing keys."""
-    valid = value >= 0
-    entity, value = entity[valid], value[valid]
-    chosen = np.full(entities, -1, dtype=np.int64)
+def mode(entity: np.ndarray, entities: int, value: np.ndarray,
+         value_rank: np.ndarray) -> tuple[np.ndarray, bool]:
+    """Per entity code, its most frequent value code (ties: the smallest value_rank), -1 for none, and
+    whether every entity has one value (then the mode took one pass). Rows whose entity is `entities`
+    are left out, and so are rows with value -1, as pandas' groupby leaves out missing keys."""
+    chosen = np.full(entities + 1, -1, dtype=np.int64)
     chosen[entity] = value
-    if np.array_equal(chosen[entity], value):  # one value per entity: it is the mode
-        return chosen
+    agree = chosen[entity] == value
+    agree |= entity == entities
+    if agree.all():  # one value per entity (a missing one included): it is the mode
+        chosen[entities] = -1
+        return chosen[:entities], True
+    rows = np.flatnonzero((entity < entities) & (value >= 0))
+    entity, value = entity[rows].astype(np.int64), value[rows].astype(np.int64)
     rank = value_rank[value]
     by_rank = np.full(len(value_rank), -1, dtype=np.int64)
     by_rank[rank] = value
-    pair_entity, pair_rank, (count,) = pair_counts(entity, rank, len(value_rank))
-    order = np.lexsort((pair_rank, -count, pair_entity))
+    chosen = np.full(entities, -1, dtype=np.int64)
+    if len(rows):
+        pair_entity, pair_rank, (count,) = pair_counts(entity, rank, len(value_rank))
+        order = np.lexsort((pair_rank, -count, pair_entity))
+        first = order[segment_starts(pair_entity[order])]
+        chosen[pair_entity[first]] = by_rank[pair_rank[first]]
+    return chosen, False
+
+
+def weighted_mode(entity: np.ndarray, entities: int, value: np.ndarray, weight: np.ndarray,
+                  value_rank: np.ndarray) -> np.ndarray:
+    """mode() of rows given as (entity, value, how many rows): the value with the largest total weight."""
+    chosen = np.full(entities, -1, dtype=np.int64)
+    keep = value >= 0
+    entity, value, weight = entity[keep], value[keep], weight[keep]
+    if not len(entity):
+        return chosen
+    rank = value_rank[value]
+    code = entity * len(value_rank) + rank
+    pairs, where = np.unique(code, return_inverse=True)
+    total = np.bincount(where.reshape(-1), weights=weight).astype(np.int64)
+    pair_entity, pair_rank = pairs // len(value_rank), pairs % len(value_rank)
+    by_rank = np.full(len(value_rank), -1, dtype=np.int64)
+    by_rank[rank] = value
+    order = np.lexsort((pair_rank, -total, pair_entity))
     first = order[segment_starts(pair_entity[order])]
-    chosen[:] = -1
     chosen[pair_entity[first]] = by_rank[pair_rank[first]]
     return chosen
 
 
 def pack(columns: list[np.ndarray]) -> np.ndarray | None:
     """One int64 per row ordered like the tuple of the non-negative code columns, or None when their
-    bit widths do not fit in 62 bits."""
+    bit widths do not fit in PACK_BITS bits."""
     widths = [int(c.max(initial=0)).bit_length() for c in columns]
-    if sum(widths) > 62:
+    if sum(widths) > PACK_BITS:
         return None
     key = np.zeros(len(columns[0]), dtype=np.int64)
     for column, width in zip(columns, widths):

@@ -13,8 +13,19 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ci_triage.core.evidence.timeline_frame import CONCLUSIONS, MISSING, JobFrame, correlate
-from ci_triage.core.health.columns import Codes, distinct, group_ids, pair_counts, segment_starts
+from ci_triage.core.evidence.timeline_frame import (
+    CONCLUSIONS,
+    MISSING,
+    JobFrame,
+    correlate,
+)
+from ci_triage.core.health.columns import (
+    Codes,
+    distinct,
+    group_ids,
+    pair_counts,
+    segment_starts,
+)
 from ci_triage.core.health.records import CONTENTION_CATEGORIES, Hotspot
 
 RECOMMENDATIONS = {
