@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from ci_triage.core.evidence import frame_overlaps
 from ci_triage.core.health import analysis, columns
 from ci_triage.core.health.analysis import analyse_frame, records_frame
 from ci_triage.core.health.records import JobRecord
@@ -105,6 +106,7 @@ def test_the_sort_paths_equal_the_pandas_reading(seed, monkeypatch):
     """Every count by sorts instead of bincounts, keys too wide to pack, run ids spanning 2^61."""
     monkeypatch.setattr(columns, "DENSE_FACTOR", -1)
     monkeypatch.setattr(columns, "PACK_BITS", 0)
+    monkeypatch.setattr(frame_overlaps, "PACKED_BITS", 0)
     records, automatic = random_fleet(300 + seed, jobs=2500, hosts=5, tidy=seed == 1)
     frame = records_frame(records)
     run_id = frame["run_id"].to_numpy()

@@ -24,6 +24,8 @@ from ci_triage.core.evidence.frame_arrays import (
     _top_per_group,
 )
 
+PACKED_BITS = 62  # (group, start, row) keys sorted as one int64 when their widths add up to this
+
 
 def _overlaps(frame, single, by_start, row_start, row_end, q_index, q_job, q_pool, qs, qe, q_run, q_pr, q_host,
               nf, cap, chunk_pairs, in_flight=True):
@@ -60,28 +62,25 @@ def _overlaps(frame, single, by_start, row_start, row_end, q_index, q_job, q_poo
         pm_row[with_pr] = pm_sorted
 
     # Per pool and duration class, by start.
-    rows, group, ov_s, span, classes = _by_class(member_pool, row_start, row_end, valid, by_start)
+    rows, search, classes, low_bucket = _by_class(member_pool, row_start, row_end, valid, by_start)
     ov_job = rows if single else member_job[rows]
-    g_starts, _ = _segments(group)
-    longest = np.maximum.reduceat(span, g_starts) if len(g_starts) else np.zeros(0, dtype=np.int64)
 
     nq = len(q_job)
     q_valid = (qs != MISSING) & (qe != MISSING) & (qe > qs)
     lo = np.zeros((nq, classes), dtype=np.int64)
     hi = np.zeros((nq, classes), dtype=np.int64)
     asking = np.flatnonzero(q_valid)
-    if len(asking) and len(g_starts):
-        # Every (asking membership, duration class) whose (pool, class) group exists: two grouped searches.
-        codes = group[g_starts]
+    if len(asking) and len(rows):
+        # Every (asking membership, duration class): a job of class c lasts less than 2^(c + low_bucket)
+        # ticks (frexp), so those overlapping [s, e) started in (s - 2^(c + low_bucket) + 1, e). A
+        # missing (pool, class) group gives an empty range; the jobs of the range that ended before s
+        # are dropped with the others below.
         wanted = (q_pool[asking, None] * classes + np.arange(classes)[None, :]).ravel()
-        at = np.minimum(np.searchsorted(codes, wanted), len(codes) - 1)
-        found = codes[at] == wanted
-        ask_row = np.repeat(asking, classes)[found]
-        ask_class = np.tile(np.arange(classes), len(asking))[found]
-        wanted, at = wanted[found], at[found]
-        first = _grouped_searchsorted(group, ov_s, wanted, qs[ask_row] - longest[at], "right")
-        lo[ask_row, ask_class] = first
-        hi[ask_row, ask_class] = np.maximum(first, _grouped_searchsorted(group, ov_s, wanted, qe[ask_row], "left"))
+        ask_row = np.repeat(asking, classes)
+        longest = np.left_shift(1, np.arange(classes) + low_bucket) - 1
+        first = search(wanted, qs[ask_row] - np.tile(longest, len(asking)), "right")
+        lo[asking] = first.reshape(-1, classes)
+        hi[asking] = np.maximum(first, search(wanted, qe[ask_row], "left")).reshape(-1, classes)
 
     key_of_job, job_bits = _job_keys(frame)
     deficit_bits = int((qe - qs)[q_valid].max(initial=0)).bit_length()
@@ -107,7 +106,7 @@ def _overlaps(frame, single, by_start, row_start, row_end, q_index, q_job, q_poo
             unique = np.unique(f * len(frame) + ov_job[position], return_index=True)[1]
             owner, position, f = owner[unique], position[unique], f[unique]
         jobs = ov_job[position]
-        ticks = np.minimum(qe[owner], row_end[rows[position]]) - np.maximum(qs[owner], ov_s[position])
+        ticks = np.minimum(qe[owner], row_end[rows[position]]) - np.maximum(qs[owner], row_start[rows[position]])
         same_host = (q_host[owner] >= 0) & (frame.host[jobs] == q_host[owner])
         count += np.bincount(f, minlength=nf)
 
@@ -145,9 +144,10 @@ def _overlaps(frame, single, by_start, row_start, row_end, q_index, q_job, q_poo
 
 
 def _by_class(member_pool, row_start, row_end, valid, by_start):
-    """The memberships that can overlap anything, ordered by (pool, duration class, start): their rows,
-    group codes (pool * classes + class), starts and durations, and the number of classes. One sort of
-    packed (group, start, row) int64 keys when they fit in 63 bits, else a stable order of by_start()."""
+    """The memberships that can overlap anything, ordered by (pool, duration class, start); a search in
+    that order (group codes pool * classes + class, a time, a side: searchsorted's meaning within the
+    group); the number of classes and the first class's frexp exponent. One sort of packed
+    (group, start, row) int64 keys when they fit in 62 bits, else a stable order of by_start()."""
     candidates = np.flatnonzero(valid)
     duration = row_end[candidates] - row_start[candidates]
     bucket = np.frexp(duration.astype(np.float64))[1].astype(np.int64)
@@ -156,17 +156,22 @@ def _by_class(member_pool, row_start, row_end, valid, by_start):
     group = member_pool[candidates] * classes + (bucket - low_bucket)
     starts = row_start[candidates]
     low = int(starts.min()) if len(starts) else 0
-    group_bits = int(group.max(initial=0)).bit_length()
-    start_bits = (int(starts.max(initial=0)) - low).bit_length()
-    row_bits = len(candidates).bit_length()
-    if group_bits + start_bits + row_bits <= 63:
+    group_bits = ((int(member_pool.max(initial=0)) + 1) * classes).bit_length()
+    start_bits = (int(starts.max(initial=0)) - low + 1).bit_length()
+    row_bits = len(valid).bit_length()
+    if group_bits + start_bits + row_bits <= PACKED_BITS:
         key = group << (start_bits + row_bits)
         key |= (starts - low) << row_bits
-        key |= np.arange(len(candidates))
+        key |= candidates
         key.sort()
-        at = key & ((1 << row_bits) - 1)
-        ordered_starts = ((key >> row_bits) & ((1 << start_bits) - 1)) + low
-        return candidates[at], key >> (start_bits + row_bits), ordered_starts, duration[at], classes
+        shift, top = start_bits + row_bits, 1 << start_bits
+
+        def search(groups: np.ndarray, times: np.ndarray, side: str) -> np.ndarray:
+            # first index with (group, start) > (g, t) ("right") or >= (g, t) ("left")
+            moved = np.clip(times - low + (side == "right"), 0, top)
+            return np.searchsorted(key, (groups << shift) + (moved << row_bits), side="left")
+
+        return key & ((1 << row_bits) - 1), search, classes, low_bucket
     in_time = by_start()
     in_time = in_time[valid[in_time]]
     # The group of each membership by row, read in start order; a stable order keeps start order within.
@@ -174,7 +179,12 @@ def _by_class(member_pool, row_start, row_end, valid, by_start):
     group_of[candidates] = group
     order = _stable_order(group_of[in_time])
     rows = in_time[order]
-    return rows, group_of[rows], row_start[rows], row_end[rows] - row_start[rows], classes
+    ordered_group, ordered_start = group_of[rows], row_start[rows]
+
+    def search(groups: np.ndarray, times: np.ndarray, side: str) -> np.ndarray:
+        return _grouped_searchsorted(ordered_group, ordered_start, groups, times, side)
+
+    return rows, search, classes, low_bucket
 
 
 def _concat(parts: Sequence[np.ndarray]) -> np.ndarray:
