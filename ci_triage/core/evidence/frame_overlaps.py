@@ -148,13 +148,16 @@ def _by_class(member_pool, row_start, row_end, valid, by_start):
     that order (group codes pool * classes + class, a time, a side: searchsorted's meaning within the
     group); the number of classes and the first class's frexp exponent. One sort of packed
     (group, start, row) int64 keys when they fit in 62 bits, else a stable order of by_start()."""
-    candidates = np.flatnonzero(valid)
-    duration = row_end[candidates] - row_start[candidates]
+    if valid.all():  # the usual case: no gathers
+        candidates, duration, starts = np.arange(len(valid)), row_end - row_start, row_start
+    else:
+        candidates = np.flatnonzero(valid)
+        duration, starts = row_end[candidates] - row_start[candidates], row_start[candidates]
     bucket = np.frexp(duration.astype(np.float64))[1].astype(np.int64)
     low_bucket = int(bucket.min()) if len(bucket) else 0
     classes = int(bucket.max(initial=0)) - low_bucket + 1
-    group = member_pool[candidates] * classes + (bucket - low_bucket)
-    starts = row_start[candidates]
+    group = (member_pool if len(candidates) == len(valid) else member_pool[candidates]) * classes
+    group += bucket - low_bucket
     low = int(starts.min()) if len(starts) else 0
     group_bits = ((int(member_pool.max(initial=0)) + 1) * classes).bit_length()
     start_bits = (int(starts.max(initial=0)) - low + 1).bit_length()
@@ -167,9 +170,14 @@ def _by_class(member_pool, row_start, row_end, valid, by_start):
         shift, top = start_bits + row_bits, 1 << start_bits
 
         def search(groups: np.ndarray, times: np.ndarray, side: str) -> np.ndarray:
-            # first index with (group, start) > (g, t) ("right") or >= (g, t) ("left")
+            # first index with (group, start) > (g, t) ("right") or >= (g, t) ("left"); sorted
+            # queries let searchsorted start each search where the last one ended
             moved = np.clip(times - low + (side == "right"), 0, top)
-            return np.searchsorted(key, (groups << shift) + (moved << row_bits), side="left")
+            queries = (groups << shift) + (moved << row_bits)
+            order = np.argsort(queries)
+            found = np.empty(len(queries), dtype=np.int64)
+            found[order] = np.searchsorted(key, queries[order], side="left")
+            return found
 
         return key & ((1 << row_bits) - 1), search, classes, low_bucket
     in_time = by_start()
@@ -191,7 +199,7 @@ def _concat(parts: Sequence[np.ndarray]) -> np.ndarray:
     return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
 
 
-def _job_keys(frame: JobFrame) -> tuple[np.ndarray, int | None]:
+def _job_keys(frame) -> tuple[np.ndarray, int | None]:
     """An int per job ordered like job ids, and how many bits it takes."""
     if not len(frame):
         return np.zeros(0, dtype=np.int64), 0

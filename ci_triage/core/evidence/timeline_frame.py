@@ -282,7 +282,8 @@ def correlate(frame: JobFrame, *, failed: Iterable[int] | np.ndarray | None = No
     if failed is None:
         failed = np.flatnonzero(frame.failed_mask())
     else:
-        failed = np.unique(_int64(failed if isinstance(failed, np.ndarray) else list(failed)))
+        failed = np.sort(_int64(failed if isinstance(failed, np.ndarray) else list(failed)))
+        failed = failed[np.concatenate(([True], failed[1:] != failed[:-1]))] if len(failed) else failed
     nf = len(failed)
     member_job, member_pool = frame.member_job, frame.member_pool
     single = frame.one_pool_per_job

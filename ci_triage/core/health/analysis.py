@@ -149,13 +149,11 @@ def _reruns(frame: pd.DataFrame, failed: np.ndarray, automatic: Mapping[tuple[in
     before_failed = np.ones(len(runs), dtype=bool)
     earlier = _lookup(runs, attempts, runs, attempts - 1)
     before_failed[earlier >= 0] = rerun_failed[earlier[earlier >= 0]]
-    first = attempts - 1 <= 1
+    first = attempts == 2  # the attempt before is the run's first
     if first.any():
-        base = np.flatnonzero(attempt <= 1)
-        base_runs, base_attempts = run_id[base], attempt[base]
-        seen = _lookup(base_runs, base_attempts, runs[first], attempts[first] - 1, positions=False)
-        bad = failed[base]
-        seen_failed = _lookup(base_runs[bad], base_attempts[bad], runs[first], attempts[first] - 1, positions=False)
+        base = attempt == 1
+        seen = _member(run_id[base], runs[first])
+        seen_failed = _member(run_id[base & failed], runs[first])
         before_failed[first] = ~seen | seen_failed
     rescued = int((before_failed & ~rerun_failed).sum())
     asked = [key for key, value in automatic.items() if value]
@@ -168,18 +166,29 @@ def _reruns(frame: pd.DataFrame, failed: np.ndarray, automatic: Mapping[tuple[in
     return RerunSummary(requested, auto, requested - auto, rescued, round(float(per_attempt["minutes"].sum()), 1))
 
 
-def _lookup(runs: np.ndarray, attempts: np.ndarray, query_runs: np.ndarray, query_attempts: np.ndarray,
-            positions: bool = True) -> np.ndarray:
-    """For each query (run, attempt), the index of a row with that (run, attempt), else -1 (or, with
-    positions=False, whether there is one: a sort of the keys alone is cheaper than an argsort)."""
+def _member(values: np.ndarray, queries: np.ndarray) -> np.ndarray:
+    """Whether each query is among the values: a table over their span when it is small, else a sort."""
+    if not len(values) or not len(queries):
+        return np.zeros(len(queries), dtype=bool)
+    low = min(int(values.min()), int(queries.min()))
+    span = max(int(values.max()), int(queries.max())) - low + 1
+    if dense(span, 8 * len(values)):
+        table = np.zeros(span, dtype=bool)
+        table[values - low] = True
+        return table[queries - low]
+    ordered = np.sort(values)
+    return ordered[np.minimum(np.searchsorted(ordered, queries), len(ordered) - 1)] == queries
+
+
+def _lookup(runs: np.ndarray, attempts: np.ndarray, query_runs: np.ndarray, query_attempts: np.ndarray) -> np.ndarray:
+    """For each query (run, attempt), the index of a row with that (run, attempt), else -1."""
     if not len(runs) or not len(query_runs):
-        return np.full(len(query_runs), -1, dtype=np.int64) if positions else np.zeros(len(query_runs), bool)
+        return np.full(len(query_runs), -1, dtype=np.int64)
     keys, queries = _pair_keys(runs, attempts, query_runs, query_attempts)
-    order = np.argsort(keys) if positions else None
-    sorted_keys = keys[order] if positions else np.sort(keys)
+    order = np.argsort(keys)
+    sorted_keys = keys[order]
     at = np.minimum(np.searchsorted(sorted_keys, queries), len(keys) - 1)
-    hit = sorted_keys[at] == queries
-    return np.where(hit, order[at], -1) if positions else hit
+    return np.where(sorted_keys[at] == queries, order[at], -1)
 
 
 def _pair_keys(runs, attempts, query_runs, query_attempts) -> tuple[np.ndarray, np.ndarray]:
@@ -197,33 +206,41 @@ def _pair_keys(runs, attempts, query_runs, query_attempts) -> tuple[np.ndarray, 
 
 
 def _flaky(frame: pd.DataFrame, failed: np.ndarray, counted: np.ndarray, conclusion: Codes) -> tuple[FlakyJob, ...]:
-    rows = np.flatnonzero(counted)
-    if not len(rows):
+    if not counted.any():
         return ()
+    counted = None if counted.all() else counted  # no copies when every row counts (the usual case)
     workflow, name, sha = Codes(frame["workflow"]), Codes(frame["name"]), Codes(frame["head_sha"])
     # Per (workflow, name): a dense code; per (workflow, name, sha): one int64 (a missing text is "nan").
-    job_workflow, job_name, (_, job) = pair_counts(workflow.wrapped()[rows], name.wrapped()[rows], len(name) + 1,
+    job_workflow, job_name, (_, job) = pair_counts(workflow.wrapped(counted), name.wrapped(counted), len(name) + 1,
                                                    inverse=True)
     shas = len(sha) + 1
-    key = job * shas + sha.wrapped()[rows]
+    key = job * shas + sha.wrapped(counted)
     runs = np.bincount(distinct(key) // shas, minlength=len(job_workflow))
-    # Failed then passed on one SHA: some pass comes after the first failure.
-    order = frame["end"].to_numpy(np.int64)[rows] * 1000 + frame["attempt"].to_numpy(np.int64)[rows]
-    row_failed = failed[rows]
-    passed = conclusion.flags(lambda c: c == "success")[rows]
-    fail_key, fail_order = key[row_failed], order[row_failed]
-    by_key = np.lexsort((fail_order, fail_key))
-    first = by_key[segment_starts(fail_key[by_key])]
-    failing, first_fail = fail_key[first], fail_order[first]
-    pass_key, pass_order = key[passed], order[passed]
+    # Failed then passed on one SHA: some pass comes after the first failure (order: end, then attempt).
+    end, attempt = frame["end"].to_numpy(np.int64), frame["attempt"].to_numpy(np.int64)
+    passed = conclusion.flags(lambda c: c == "success")
+    if counted is not None:
+        failed, passed = failed & counted, passed & counted
+    failed_rows, passed_rows = np.flatnonzero(failed), np.flatnonzero(passed)
+    if counted is not None:  # key holds the counted rows only
+        place = np.cumsum(counted) - 1
+        fail_key, pass_key = key[place[failed_rows]], key[place[passed_rows]]
+    else:
+        fail_key, pass_key = key[failed_rows], key[passed_rows]
+    fail_order = end[failed_rows] * 1000 + attempt[failed_rows]
+    by_key = np.argsort(fail_key, kind="stable")
+    starts = segment_starts(fail_key[by_key])
+    failing = fail_key[by_key][starts]
+    first_fail = np.minimum.reduceat(fail_order[by_key], starts) if len(starts) else fail_order
     flaky = np.zeros(len(job_workflow), dtype=np.int64)
     if len(failing) and len(pass_key):
         space = len(job_workflow) * shas
-        if dense(space, 8 * len(rows)):  # a table of the failing keys leaves few passes to search
+        if dense(space, 8 * len(key)):  # a table of the failing keys leaves few passes to search
             has_failure = np.zeros(space, dtype=bool)
             has_failure[failing] = True
             near = np.flatnonzero(has_failure[pass_key])
-            pass_key, pass_order = pass_key[near], pass_order[near]
+            pass_key, passed_rows = pass_key[near], passed_rows[near]
+        pass_order = end[passed_rows] * 1000 + attempt[passed_rows]
         at = np.minimum(np.searchsorted(failing, pass_key), len(failing) - 1)
         late = (failing[at] == pass_key) & (pass_order > first_fail[at])
         flaky = np.bincount(distinct(pass_key[late]) // shas, minlength=len(job_workflow))

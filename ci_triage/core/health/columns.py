@@ -53,9 +53,11 @@ class Codes:
         table = np.array([bool(predicate(text)) for text in self.texts] + [missing], dtype=bool)
         return table[self.codes]
 
-    def wrapped(self) -> np.ndarray:
-        """int64 codes with a missing value as its own last code (len(self)), where `names` says "nan"."""
-        return self.codes.astype(np.int64) % (len(self) + 1)
+    def wrapped(self, rows: np.ndarray | None = None) -> np.ndarray:
+        """int64 codes (of these rows: a mask or positions) with a missing value as its own last code
+        (len(self)), where `names` says "nan"; one lookup in a small table (-1 reads its last entry)."""
+        table = np.arange(len(self) + 1, dtype=np.int64)
+        return table[self.codes if rows is None else self.codes[rows]]
 
     def ranks(self) -> np.ndarray:
         """Each category's place in text order (Python's string order), indexable by code; -1 last."""
@@ -163,13 +165,14 @@ def pack(columns: list[np.ndarray]) -> np.ndarray | None:
 
 def distinct(values: np.ndarray) -> np.ndarray:
     """The sorted distinct values (np.unique without its hash table, which is slower on int64 here)."""
-    ordered = np.sort(values)
-    if not len(ordered):
-        return ordered
+    if not len(values):
+        return values.copy()
+    narrow = values.dtype.kind == "i" and int(values.min()) >= 0 and int(values.max()) < 2**31
+    ordered = np.sort(values.astype(np.int32) if narrow else values)  # an int32 sort is about twice as fast
     keep = np.empty(len(ordered), dtype=bool)
     keep[0] = True
     np.not_equal(ordered[1:], ordered[:-1], out=keep[1:])
-    return ordered[keep]
+    return ordered[keep].astype(values.dtype, copy=False)
 
 
 def dense_ranks(values: np.ndarray) -> np.ndarray:

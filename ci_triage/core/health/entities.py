@@ -184,7 +184,7 @@ def _categories(cells: Cells, category: Codes) -> dict[int, dict[str, int]]:
 def _members(host_codes: np.ndarray, hosts: int, runner: Codes) -> dict[int, tuple[str, ...]]:
     """Per host code, the names of its runners (of the counted rows), sorted."""
     rows = np.flatnonzero(host_codes < hosts)
-    runner_codes = runner.wrapped()[rows]  # a missing runner reads "nan", as pandas reads it
+    runner_codes = runner.wrapped(rows)  # a missing runner reads "nan", as pandas reads it
     pair_host, pair_runner, _ = pair_counts(host_codes[rows], runner_codes, len(runner) + 1)
     found: dict[int, list[str]] = {}
     for code, name in zip(pair_host.tolist(), runner.names[pair_runner].tolist()):

@@ -55,7 +55,7 @@ def hotspots_of(frame: pd.DataFrame, failed: np.ndarray, conclusion: Codes, cate
     jobs = JobFrame.from_arrays(
         job_id=frame["job_id"].to_numpy(np.int64), run_id=frame["run_id"].to_numpy(np.int64),
         pr=frame["pr"].to_numpy(np.int64), pool=np.where(host_codes >= 0, host_codes, len(frame) + 1),
-        host=host_codes, start=np.where(start >= 0, start, MISSING), end=np.where(end >= 0, end, MISSING),
+        host=host_codes, start=_known(start), end=_known(end),
         conclusion=conclusion_codes[conclusion.codes], name=Codes(frame["name"]).codes, ticks_per_second=1.0)
     found = correlate(jobs, failed=np.flatnonzero(contention), window_s=0.0, cap=None, later=False,
                       baselines=False, in_flight=False)
@@ -108,10 +108,15 @@ def hotspots_of(frame: pd.DataFrame, failed: np.ndarray, conclusion: Codes, cate
     return tuple(result)
 
 
+def _known(moments: np.ndarray) -> np.ndarray:
+    """records_frame's -1 for an unknown time as the engine's MISSING."""
+    return moments if not len(moments) or moments.min() >= 0 else np.where(moments >= 0, moments, MISSING)
+
+
 def _labels(frame: pd.DataFrame, rows: np.ndarray) -> tuple[list[str], np.ndarray]:
     """The distinct "workflow / name" texts of these rows in text order, and each row's place in it."""
     workflow, name = Codes(frame["workflow"]), Codes(frame["name"])
-    pair_workflow, pair_name, (_, pair) = pair_counts(workflow.wrapped()[rows], name.wrapped()[rows],
+    pair_workflow, pair_name, (_, pair) = pair_counts(workflow.wrapped(rows), name.wrapped(rows),
                                                       len(name) + 1, inverse=True)
     texts = [f"{w} / {n}" for w, n in zip(workflow.names[pair_workflow].tolist(), name.names[pair_name].tolist())]
     ordered = sorted(set(texts))
