@@ -147,21 +147,20 @@ def _figures(entity: Codes, cells: Cells, pool: Codes, category: Codes, infra_sl
 
     categories = _categories(cells, category)
     runners_of = runners_of or {}
+    names = [entity.texts[code] for code in present.tolist()]
+    label_texts = [labels.names[c] if c >= 0 else "" for c in label_of[present].tolist()]
+    hosts = names if host is None else [(host.names[c] if c >= 0 else None) or None
+                                        for c in host_of[present].tolist()]
     found = []
-    for i, code in enumerate(present.tolist()):
-        count, bad = int(jobs[code]), int(infra_count[code])
-        label = labels.names[label_of[code]] if label_of[code] >= 0 else ""
+    for code, name, on_host, label, pool_code, count, failed, bad, pool_n, pool_k, rate, p_value, q_value, \
+            is_sick in zip(present.tolist(), names, hosts, label_texts, at.tolist(), jobs[present].tolist(),
+                           failures[present].tolist(), infra_count[present].tolist(), N.tolist(), K.tolist(),
+                           rest_rate.tolist(), p.tolist(), q.tolist(), sick.tolist()):
         found.append(RunnerHealth(
-            key=entity.texts[code],
-            host=entity.texts[code] if host is None else
-            (host.names[host_of[code]] if host_of[code] >= 0 else None) or None,
-            labels=tuple(label.split(",")) if label else (), pool=pool.texts[int(at[i])],
-            jobs=count, failures=int(failures[code]), infra_failures=bad,
-            infra_failure_rate=bad / count if count else 0.0, pool_jobs=int(N[i]),
-            pool_infra_failures=int(K[i]), pool_infra_failure_rate=float(rest_rate[i]), p_value=float(p[i]),
-            q_value=float(q[i]), sick=bool(sick[i]),
-            categories=categories.get(code, {}),
-            runners=runners_of.get(code, ())))
+            key=name, host=on_host, labels=tuple(label.split(",")) if label else (), pool=pool.texts[pool_code],
+            jobs=count, failures=failed, infra_failures=bad, infra_failure_rate=bad / count if count else 0.0,
+            pool_jobs=pool_n, pool_infra_failures=pool_k, pool_infra_failure_rate=rate, p_value=p_value,
+            q_value=q_value, sick=is_sick, categories=categories.get(code, {}), runners=runners_of.get(code, ())))
     # Sick first, then by evidence, then by name: the order a reader wants.
     found.sort(key=lambda h: (not h.sick, h.p_value, -h.infra_failure_rate, h.key))
     return tuple(found)
@@ -174,11 +173,14 @@ def _categories(cells: Cells, category: Codes) -> dict[int, dict[str, int]]:
     if not failed.any():
         return {}
     totals = np.bincount(cells.entity[failed] * width + cells.slot[failed], weights=cells.count[failed])
-    found: dict[int, list[tuple[str, int]]] = {}
-    for code in np.flatnonzero(totals).tolist():
-        entity, slot = divmod(code, width)
-        found.setdefault(entity, []).append((category.texts[slot], int(totals[code])))
-    return {entity: dict(sorted(pairs, key=lambda kv: (-kv[1], kv[0]))) for entity, pairs in found.items()}
+    codes = np.flatnonzero(totals)
+    entity, slot, count = codes // width, codes % width, totals[codes].astype(np.int64)
+    order = np.lexsort((category.ranks()[slot], -count, entity))  # per entity: most first, ties by name
+    found: dict[int, dict[str, int]] = {}
+    texts = category.texts
+    for code, cat, n in zip(entity[order].tolist(), slot[order].tolist(), count[order].tolist()):
+        found.setdefault(code, {})[texts[cat]] = n
+    return found
 
 
 def _members(host_codes: np.ndarray, hosts: int, runner: Codes) -> dict[int, tuple[str, ...]]:
