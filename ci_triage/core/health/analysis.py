@@ -43,6 +43,7 @@ from ci_triage.core.health.entities import health
 from ci_triage.core.health.hotspots import RECOMMENDATIONS, hotspots_of
 from ci_triage.core.health.records import (
     COUNTED_CONCLUSIONS,
+    UNCLASSIFIED,
     FlakyJob,
     HealthReport,
     JobRecord,
@@ -52,11 +53,10 @@ from ci_triage.model import FAILED_CONCLUSIONS
 
 DEFAULT_ALPHA = 0.01
 DEFAULT_MIN_INFRA_FAILURES = 3
-UNCLASSIFIED = "unclassified"  # a failure whose log was not classified
 DEVICE_CAPTURES = ("port", "device", "rank")
 MAX_HOTSPOTS = 100  # the most frequent are kept; the count of each is exact
 
-__all__ = ["RECOMMENDATIONS", "analyse", "analyse_frame", "pool_of", "records_frame"]
+__all__ = ["RECOMMENDATIONS", "UNCLASSIFIED", "analyse", "analyse_frame", "pool_of", "records_frame"]
 
 
 def pool_of(labels: Iterable[str]) -> str:
