@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import random
 import re
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -171,3 +174,12 @@ def test_the_cut_fisher_tail_is_the_whole_tail_to_the_bit(seed):
     k = np.clip(expected + rng.integers(-5, 40, size) * (1 + seed % 3), 0, n)
     k[::7], k[1::7] = 0, n[1::7]
     assert np.array_equal(fisher_greater(k, n, K, N), _fisher_whole_tail(k, n, K, N))
+
+
+def test_benchmark_script_runs_on_a_small_fleet():
+    root = Path(__file__).resolve().parents[2]
+    finished = subprocess.run([sys.executable, str(root / "benchmarks" / "runners_scale.py"), "--jobs", "20000",
+                               "--runners", "100", "--repeats", "1", "--shuffle"],
+                              capture_output=True, text=True, timeout=120, cwd=root)
+    assert finished.returncode == 0, finished.stderr
+    assert "(shuffled rows)" in finished.stdout and "ratio" in finished.stdout and "bytes/job" in finished.stdout

@@ -10,11 +10,12 @@ How it stays near O((n + k) log n) for n jobs and k overlapping pairs:
 - A job belongs to one runner pool per specific label (hosts.pool_labels: two jobs share a pool when
   they share a specific label, or have the same label set when neither has one). With one pool per
   job (the usual case) no pair can be found twice; otherwise pairs are deduplicated.
-- Overlaps: per pool and per duration class (powers of two), jobs sorted by start. A job of class b
-  lasts at most maxdur_b, so those overlapping [s, e) started in (s - maxdur_b, e): two searchsorted
-  calls give an index range, which is then exploded with numpy and filtered on end > s. Every job of
-  the class lasts at least half of maxdur_b, so with bounded concurrency per pool most of the range
-  does overlap; long jobs only widen the range of their own class.
+- Overlaps: per pool and per duration class (powers of two), jobs sorted by start (one sort of
+  packed (pool, class, start, row) int64 keys when they fit; frame_overlaps.py). A job of class b
+  lasts less than 2^b ticks, so those overlapping [s, e) started in (s - 2^b, e): two searches of all
+  the failed jobs at once give an index range, which is then exploded with numpy and filtered on
+  end > s. Every job of the class lasts at least 2^(b-1), so with bounded concurrency per pool most
+  of the range does overlap; long jobs only widen the range of their own class.
 - PRs in flight without sorting the pairs: for each job j, pm_j is the latest end among the jobs of
   the same PR on the pool that started before it. The jobs before j started before f ended, so one of
   them overlaps f iff pm_j > f.start: j is the first job of its PR overlapping f iff pm_j <= f.start.
@@ -34,6 +35,12 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
+from ci_triage.core.evidence.frame_arrays import (
+    MISSING,  # re-exported: part of the frame's contract
+    _window_ticks,
+)
+from ci_triage.core.evidence.frame_baselines import _baselines, died_early_of
+from ci_triage.core.evidence.frame_overlaps import _later, _overlaps
 from ci_triage.core.evidence.hosts import host_of, pool_labels
 from ci_triage.model import (
     FAILED_CONCLUSIONS,
@@ -50,12 +57,6 @@ CONCLUSIONS = ("success", "failure", "timed_out", "startup_failure", "cancelled"
 SUCCESS = 0
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
-from ci_triage.core.evidence.frame_arrays import (  # noqa: E402
-    MISSING,  # re-exported: part of the frame's contract
-    _window_ticks,
-)
-from ci_triage.core.evidence.frame_baselines import _baselines, died_early_of  # noqa: E402
-from ci_triage.core.evidence.frame_overlaps import _later, _overlaps  # noqa: E402
 
 
 def _int64(values: Iterable[int] | np.ndarray) -> np.ndarray:

@@ -38,7 +38,13 @@ import numpy as np
 import pandas as pd
 
 from ci_triage.core.evidence import hosts
-from ci_triage.core.health.columns import Codes, dense, distinct, pair_counts, segment_starts
+from ci_triage.core.health.columns import (
+    Codes,
+    dense,
+    distinct,
+    pair_counts,
+    segment_starts,
+)
 from ci_triage.core.health.entities import health
 from ci_triage.core.health.hotspots import RECOMMENDATIONS, hotspots_of
 from ci_triage.core.health.records import (

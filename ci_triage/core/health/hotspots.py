@@ -96,7 +96,7 @@ def hotspots_of(frame: pd.DataFrame, failed: np.ndarray, conclusion: Codes, cate
     for g in kept.tolist():
         lo, hi = bounds[g]
         members = pairs[lo:hi]
-        sides = set(who[p] for p in failed_pos[members].tolist())
+        sides = {who[p] for p in failed_pos[members].tolist()}
         prs = sorted(sides | {who[p] for p in other_pos[members].tolist()} - {""}, key=_pr_order)
         ports = sorted({p for job in set(failed_pos[members].tolist()) for p in str(ports_column[job]).split(",")
                         if p}, key=lambda p: (len(p), p))
