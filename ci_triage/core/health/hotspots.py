@@ -51,10 +51,11 @@ def hotspots_of(frame: pd.DataFrame, failed: np.ndarray, conclusion: Codes, cate
     code_of = {value: code for code, value in enumerate(CONCLUSIONS)}
     conclusion_codes = np.array([code_of.get(c, -1) for c in conclusion.texts] + [-1], dtype=np.int64)
     start, end = frame["start"].to_numpy(np.int64), frame["end"].to_numpy(np.int64)
-    # The host is the pool: every overlap the engine finds is on the failed job's host.
+    # The host is the pool: every overlap the engine finds is on the failed job's host. The jobs of no
+    # known host share one more code: none of them is asked about, so none is paired.
     jobs = JobFrame.from_arrays(
         job_id=frame["job_id"].to_numpy(np.int64), run_id=frame["run_id"].to_numpy(np.int64),
-        pr=frame["pr"].to_numpy(np.int64), pool=np.where(host_codes >= 0, host_codes, len(frame) + 1),
+        pr=frame["pr"].to_numpy(np.int64), pool=np.where(host_codes >= 0, host_codes, len(host)),
         host=host_codes, start=_known(start), end=_known(end),
         conclusion=conclusion_codes[conclusion.codes], name=Codes(frame["name"]).codes, ticks_per_second=1.0)
     found = correlate(jobs, failed=np.flatnonzero(contention), window_s=0.0, cap=None, later=False,
