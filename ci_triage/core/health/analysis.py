@@ -3,18 +3,19 @@
 Pure: JobRecords in (or their columns), a HealthReport out. pandas and numpy stay inside.
 
 - Health. Per runner (and per host, by `host_pattern` as hosts.host_of reads it): jobs that ran to
-  an end, failures by category, infra failures (records.is_infra). A runner's pool is the set of its
+  an end, failures by category, infra failures (records.is_infra: not the code's own categories,
+  "unknown", or "unclassified", a failure whose log was never read). A runner's pool is the set of its
   jobs' specific labels (hosts.pool_labels; the whole label set when none is specific), the most
   common one when its jobs differ. Its infra failures on that pool are tested against the rest of the
   pool with Fisher's exact test, one-sided (stats.fisher_greater), the p-values of all runners are
   adjusted together by Benjamini-Hochberg (hosts likewise, separately), and a runner is `sick` only
   when its q-value is below `alpha` AND it has at least `min_infra_failures` infra failures: a runner
-  with two unlucky jobs is not evidence.
+  with two unlucky jobs is not evidence. (health.entities counts it all.)
 - Hotspots. Every failure of a contention category (records.CONTENTION_CATEGORIES) on a known host is
   correlated with the jobs of other runs that ran on that host at the same time, by the one
   vectorised engine (evidence.timeline_frame.correlate, with the host as the pool). Each (host, pair
   of job names, category) counts the failed jobs it explains, with the PRs and the ports or devices
-  the classifier captured.
+  the classifier captured. (health.hotspots.)
 - Reruns. Attempt n > 1 of a run is a rerun; `automatic` when the shell says ci-triage asked for it
   (its audit log, the sticky comment's rerun records, or the attempt's triggering actor being the
   bot), else manual. A rerun rescued its run when no job that ran in it failed while the attempt before

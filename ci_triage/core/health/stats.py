@@ -4,7 +4,9 @@ Fisher's exact test, one-sided: a runner ran n of its pool's N jobs and had k of
 failures. Under "the runner is no different from the rest of its pool" the runner's count is
 hypergeometric (N, K, n), and the p-value is P(X >= k). Every term is computed in log space from one
 table of log-factorials, so 10^6 jobs neither overflow nor lose the tail; the terms of all runners are
-summed at once with numpy (their total count is at most the number of jobs).
+summed at once with numpy (their total count is at most the number of jobs), each tail only as far
+as its terms can still change the float sum (_last_term: the p-values are those of the whole tail,
+to the bit).
 
 Benjamini-Hochberg (1995): sort the m p-values, q_(i) = min over j >= i of p_(j) * m / j, capped at 1;
 rejecting q < alpha controls the false discovery rate at alpha for independent or positively
