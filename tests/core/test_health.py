@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from ci_triage.core.health.analysis import DEFAULT_ALPHA, DEFAULT_MIN_INFRA_FAILURES, analyse, pool_of
-from ci_triage.core.health.records import JobRecord
+from ci_triage.core.health.records import UNCLASSIFIED, JobRecord, is_infra
 from ci_triage.core.health.stats import benjamini_hochberg, fisher_greater, sick_mask
 
 T0 = datetime(2026, 5, 1, tzinfo=UTC)
@@ -97,6 +97,22 @@ def test_code_failures_do_not_count_against_a_runner():
     report = analyse(records, repo="o/r")
     h0 = next(r for r in report.runners if r.key == "h0-r0")
     assert h0.failures >= 20 and not h0.sick and h0.categories["test_failure"] == 20
+
+
+def test_failures_whose_log_was_never_read_are_not_infra_failures():
+    """A failure nobody classified (category None: `sync --logs none`, an expired log) counts as a
+    failure, not as evidence against its runner, as trends.py reads it."""
+    assert not is_infra(UNCLASSIFIED) and not is_infra(None) and is_infra("runner_lost")
+    rng = random.Random(3)
+    runners = [f"node{i}-r0" for i in range(8)]
+    records = _pool(rng, runners, 60, 0.03)
+    unread = [job(10_000 + i, "node5-r0", 2000 + i * 30, 20, "failure") for i in range(25)]
+    report = analyse(records + unread, repo="o/r")
+    node5 = next(r for r in report.runners if r.key == "node5-r0")
+    assert node5.failures >= 25 and node5.categories[UNCLASSIFIED] == 25
+    assert node5.infra_failures == node5.categories.get("runner_lost", 0) and not node5.sick
+    assert not any(r.sick for r in report.runners) and not any(h.sick for h in report.hosts)
+    assert any("not classified" in note for note in report.notes)
 
 
 def test_healthy_pools_raise_almost_no_false_alarm_end_to_end():

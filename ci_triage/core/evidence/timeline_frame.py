@@ -10,11 +10,12 @@ How it stays near O((n + k) log n) for n jobs and k overlapping pairs:
 - A job belongs to one runner pool per specific label (hosts.pool_labels: two jobs share a pool when
   they share a specific label, or have the same label set when neither has one). With one pool per
   job (the usual case) no pair can be found twice; otherwise pairs are deduplicated.
-- Overlaps: per pool and per duration class (powers of two), jobs sorted by start. A job of class b
-  lasts at most maxdur_b, so those overlapping [s, e) started in (s - maxdur_b, e): two searchsorted
-  calls give an index range, which is then exploded with numpy and filtered on end > s. Every job of
-  the class lasts at least half of maxdur_b, so with bounded concurrency per pool most of the range
-  does overlap; long jobs only widen the range of their own class.
+- Overlaps: per pool and per duration class (powers of two), jobs sorted by start (one sort of
+  packed (pool, class, start, row) int64 keys when they fit; frame_overlaps.py). A job of class b
+  lasts less than 2^b ticks, so those overlapping [s, e) started in (s - 2^b, e): two searches of all
+  the failed jobs at once give an index range, which is then exploded with numpy and filtered on
+  end > s. Every job of the class lasts at least 2^(b-1), so with bounded concurrency per pool most
+  of the range does overlap; long jobs only widen the range of their own class.
 - PRs in flight without sorting the pairs: for each job j, pm_j is the latest end among the jobs of
   the same PR on the pool that started before it. The jobs before j started before f ended, so one of
   them overlaps f iff pm_j > f.start: j is the first job of its PR overlapping f iff pm_j <= f.start.
@@ -34,6 +35,12 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
+from ci_triage.core.evidence.frame_arrays import (
+    MISSING,  # re-exported: part of the frame's contract
+    _window_ticks,
+)
+from ci_triage.core.evidence.frame_baselines import _baselines, died_early_of
+from ci_triage.core.evidence.frame_overlaps import _later, _overlaps
 from ci_triage.core.evidence.hosts import host_of, pool_labels
 from ci_triage.model import (
     FAILED_CONCLUSIONS,
@@ -50,20 +57,6 @@ CONCLUSIONS = ("success", "failure", "timed_out", "startup_failure", "cancelled"
 SUCCESS = 0
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
-from ci_triage.core.evidence.frame_arrays import (  # noqa: F401
-    _INT64_MAX,
-    MISSING,  # noqa: F401 - re-exported: part of the frame's contract
-    _csr,
-    _explode,
-    _factorize,
-    _first_per_group,
-    _grouped_searchsorted,
-    _segments,
-    _stable_order,
-    _top_per_group,
-    _window_ticks,
-)
-from ci_triage.core.evidence.frame_baselines import _baselines, died_early_of
 
 
 def _int64(values: Iterable[int] | np.ndarray) -> np.ndarray:
@@ -278,13 +271,20 @@ class Correlation:
 
 # --- the correlation ----------------------------------------------------------------------------
 def correlate(frame: JobFrame, *, failed: Iterable[int] | np.ndarray | None = None, window_s: float = 3600.0,
-              cap: int | None = 50, chunk_pairs: int = 1 << 18) -> Correlation:
+              cap: int | None = 50, chunk_pairs: int = 1 << 18, later: bool = True,
+              baselines: bool = True, in_flight: bool = True) -> Correlation:
     """Correlate the failed jobs (positions in the frame; all failed jobs by default) with all jobs.
 
-    `window_s` bounds a later pass's start after the failed job's end (gap_s <= window_s); `cap` bounds the overlaps and later passes kept
-    per failed job (None keeps all); `chunk_pairs` bounds the candidate pairs held at once.
+    `window_s` bounds a later pass's start after the failed job's end (gap_s <= window_s); `cap` bounds
+    the overlaps and later passes kept per failed job (None keeps all); `chunk_pairs` bounds the
+    candidate pairs held at once. later=False, baselines=False or in_flight=False leave those
+    answers empty (runner health reads the overlaps only).
     """
-    failed = np.flatnonzero(frame.failed_mask()) if failed is None else np.unique(_int64(list(failed)))
+    if failed is None:
+        failed = np.flatnonzero(frame.failed_mask())
+    else:
+        failed = np.sort(_int64(failed if isinstance(failed, np.ndarray) else list(failed)))
+        failed = failed[np.concatenate(([True], failed[1:] != failed[:-1]))] if len(failed) else failed
     nf = len(failed)
     member_job, member_pool = frame.member_job, frame.member_pool
     single = frame.one_pool_per_job
@@ -302,199 +302,20 @@ def correlate(frame: JobFrame, *, failed: Iterable[int] | np.ndarray | None = No
     q_run, q_pr, q_host = frame.run_id[q_job], frame.pr[q_job], frame.host[q_job]
     nq = len(q_rows)
 
-    # The one full sort: every membership with a start, by start.
-    present = np.flatnonzero(row_start != MISSING)
-    by_start = present[np.argsort(row_start[present])]
+    # The one full sort: every membership with a start, by start (made once, when a pass needs it).
+    sorted_rows: list[np.ndarray] = []
+
+    def by_start() -> np.ndarray:
+        if not sorted_rows:
+            present = np.flatnonzero(row_start != MISSING)
+            sorted_rows.append(present[np.argsort(row_start[present])])
+        return sorted_rows[0]
 
     overlaps = _overlaps(frame, single, by_start, row_start, row_end, q_index, q_job, q_pool, qs, qe, q_run,
-                         q_pr, q_host, nf, cap, chunk_pairs)
-    later = _later(frame, single, by_start, row_start, q_index, q_job, q_pool, qe, q_run, nf, nq,
-                   _window_ticks(window_s, frame.ticks_per_second), cap)
-    return Correlation(frame, failed, *overlaps, *later, *_baselines(frame))
-
-
-def _overlaps(frame, single, by_start, row_start, row_end, q_index, q_job, q_pool, qs, qe, q_run, q_pr, q_host,
-              nf, cap, chunk_pairs):
-    member_job, member_pool = frame.member_job, frame.member_pool
-    valid = (row_end != MISSING) & (row_end > row_start) & (row_start != MISSING)
-    in_time = by_start[valid[by_start]]  # memberships that can overlap anything, by start
-
-    # PRs in flight: pm = latest end among the earlier jobs of the same PR on the pool (see module doc).
-    pm_row = None
-    if single:
-        with_pr = in_time[frame.pr[member_job[in_time]] >= 0]
-        pr_code = _factorize(frame.pr[member_job[with_pr]])
-        code = member_pool[with_pr] * (int(pr_code.max(initial=0)) + 1) + pr_code
-        order = _stable_order(code)
-        with_pr, code = with_pr[order], code[order]
-        seg_starts, seg_ends = _segments(code)
-        ends = row_end[with_pr]
-        running = np.empty_like(ends)
-        if len(ends):
-            seg_id = np.repeat(np.arange(len(seg_starts)), seg_ends - seg_starts)
-            low, width = int(ends.min()), int(ends.max() - ends.min()) + 1
-            if len(seg_starts) * width < 2**62:  # lift each segment above the previous: one running max
-                lift = seg_id * width
-                running = np.maximum.accumulate(ends - low + lift) - lift + low
-            else:
-                import pandas as pd  # a rare fallback: pandas stays off the report's path
-                running = pd.Series(ends).groupby(seg_id).cummax().to_numpy()
-        pm_sorted = np.empty_like(ends)
-        pm_sorted[1:] = running[:-1]
-        pm_sorted[seg_starts] = MISSING
-        pm_row = np.full(len(member_job), MISSING, dtype=np.int64)
-        pm_row[with_pr] = pm_sorted
-
-    # Per pool and duration class, by start.
-    duration = row_end[in_time] - row_start[in_time]
-    bucket = np.frexp(duration.astype(np.float64))[1].astype(np.int64)
-    low_bucket = int(bucket.min(initial=0))
-    classes = int(bucket.max(initial=0)) - low_bucket + 1
-    group = member_pool[in_time] * classes + (bucket - low_bucket)
-    order = _stable_order(group)
-    rows, group = in_time[order], group[order]
-    ov_s, ov_e, ov_job = row_start[rows], row_end[rows], member_job[rows]
-    ov_run, ov_host, ov_pr = frame.run_id[ov_job], frame.host[ov_job], frame.pr[ov_job]
-    ov_pm = pm_row[rows] if pm_row is not None else None
-    g_starts, g_ends = _segments(group)
-    longest = np.maximum.reduceat(ov_e - ov_s, g_starts) if len(g_starts) else np.zeros(0, dtype=np.int64)
-
-    nq = len(q_job)
-    q_valid = (qs != MISSING) & (qe != MISSING) & (qe > qs)
-    lo = np.zeros((nq, classes), dtype=np.int64)
-    hi = np.zeros((nq, classes), dtype=np.int64)
-    asking_rows = np.flatnonzero(q_valid)
-    asking_rows = asking_rows[_stable_order(q_pool[asking_rows])]
-    pool_starts, pool_ends = _segments(q_pool[asking_rows])
-    asking_by_pool = {int(q_pool[asking_rows[a]]): asking_rows[a:b] for a, b in zip(pool_starts, pool_ends)}
-    for index, (g0, g1) in enumerate(zip(g_starts, g_ends)):
-        pool, duration_class = divmod(int(group[g0]), classes)
-        asking = asking_by_pool.get(pool)
-        if asking is None:
-            continue
-        starts = ov_s[g0:g1]
-        first = g0 + np.searchsorted(starts, qs[asking] - longest[index], side="right")
-        lo[asking, duration_class] = first
-        hi[asking, duration_class] = np.maximum(first, g0 + np.searchsorted(starts, qe[asking], side="left"))
-
-    key_of_job, job_bits = _job_keys(frame)
-    deficit_bits = int((qe - qs)[q_valid].max(initial=0)).bit_length()
-    composite = job_bits is not None and 1 + deficit_bits + job_bits <= 62
-
-    count = np.zeros(nf, dtype=np.int64)
-    in_flight_count = np.zeros(nf, dtype=np.int64)
-    kept: list[tuple[np.ndarray, ...]] = [(np.zeros(0, dtype=np.int64),) * 4]
-    flights: list[tuple[np.ndarray, np.ndarray]] = [(np.zeros(0, dtype=np.int64),) * 2]
-    total = np.cumsum((hi - lo).sum(axis=1))
-    job_starts, job_ends = _segments(q_job)
-    job_group_end = np.repeat(job_ends, job_ends - job_starts)  # never split one job's pools across chunks
-    a = 0
-    while a < nq:
-        base = int(total[a - 1]) if a else 0
-        b = int(np.searchsorted(total, base + chunk_pairs, side="right"))
-        b = int(job_group_end[max(b, a + 1) - 1])
-        owner, position = _explode(lo[a:b].ravel(), hi[a:b].ravel(), np.repeat(np.arange(a, b), classes))
-        keep = (ov_e[position] > qs[owner]) & (ov_run[position] != q_run[owner])
-        owner, position = owner[keep], position[keep]
-        f = q_index[owner]
-        if not single:  # a job on several pools is found once per shared pool
-            unique = np.unique(f * len(frame) + ov_job[position], return_index=True)[1]
-            owner, position, f = owner[unique], position[unique], f[unique]
-        ticks = np.minimum(qe[owner], ov_e[position]) - np.maximum(qs[owner], ov_s[position])
-        same_host = (q_host[owner] >= 0) & (ov_host[position] == q_host[owner])
-        count += np.bincount(f, minlength=nf)
-
-        prs = ov_pr[position]
-        other_pr = (prs >= 0) & (prs != q_pr[owner])
-        if ov_pm is not None:
-            first = other_pr & (ov_pm[position] <= qs[owner])
-            flight_f, flight_pr = f[first], prs[first]
-        else:
-            flight_f, flight_pr = f[other_pr], prs[other_pr]
-            order = np.lexsort((flight_pr, flight_f))
-            flight_f, flight_pr = flight_f[order], flight_pr[order]
-            distinct = np.ones(len(flight_f), dtype=bool)
-            distinct[1:] = (flight_f[1:] != flight_f[:-1]) | (flight_pr[1:] != flight_pr[:-1])
-            flight_f, flight_pr = flight_f[distinct], flight_pr[distinct]
-        in_flight_count += np.bincount(flight_f, minlength=nf)
-        flights.append((flight_f, flight_pr))
-
-        jobs = ov_job[position]
-        if composite:
-            deficit = (qe[owner] - qs[owner]) - ticks  # >= 0: smaller is a longer overlap
-            key = ((~same_host).astype(np.int64) << (deficit_bits + job_bits)) | (deficit << job_bits) | key_of_job[jobs]
-            chosen = _top_per_group(f, key, cap)
-        else:
-            order = np.lexsort((frame.job_id[jobs], -ticks, ~same_host, f))
-            chosen = order[_first_per_group(f[order], cap)]
-        kept.append((f[chosen], jobs[chosen], ticks[chosen], same_host[chosen]))
-        a = b
-
-    kept_f, kept_job, kept_ticks, kept_host = (_concat(parts) for parts in zip(*kept))
-    flight_f, flight_pr = (_concat(parts) for parts in zip(*flights))
-    return (count, _csr(kept_f, nf), kept_job, kept_ticks, kept_host.astype(bool), in_flight_count,
-            _csr(flight_f, nf), flight_pr)
-
-
-def _concat(parts: Sequence[np.ndarray]) -> np.ndarray:
-    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
-
-
-def _job_keys(frame: JobFrame) -> tuple[np.ndarray, int | None]:
-    """An int per job ordered like job ids, and how many bits it takes."""
-    if not len(frame):
-        return np.zeros(0, dtype=np.int64), 0
-    low = int(frame.job_id.min())
-    span = int(frame.job_id.max()) - low
-    if span < len(frame) * 4:
-        return frame.job_id - low, span.bit_length()
-    rank = np.empty(len(frame), dtype=np.int64)
-    rank[np.argsort(frame.job_id, kind="stable")] = np.arange(len(frame))
-    return rank, len(frame).bit_length()
-
-
-def _later(frame, single, by_start, row_start, q_index, q_job, q_pool, qe, q_run, nf, nq, window, cap):
-    member_job, member_pool = frame.member_job, frame.member_pool
-    success = frame.conclusions.index("success") if "success" in frame.conclusions else -2
-    passed_by_start = by_start[frame.conclusion[member_job[by_start]] == success]
-    rows = passed_by_start[_stable_order(member_pool[passed_by_start])]
-    l_pool, l_s = member_pool[rows], row_start[rows]
-    l_job = member_job[rows]
-    l_run = frame.run_id[l_job]
-
-    asks = (qe != MISSING) & (window >= 0)
-    ended = np.where(asks, qe, 0)
-    until = ended + np.minimum(window if window >= 0 else 0, _INT64_MAX - np.maximum(ended, 0))
-    lo = _grouped_searchsorted(l_pool, l_s, q_pool, ended, "left")
-    hi = np.where(asks, _grouped_searchsorted(l_pool, l_s, q_pool, until, "right"), lo)
-
-    if single:
-        # The failed run's own jobs in the window, counted per (pool, run) the same way.
-        run_code = _factorize(frame.run_id)
-        runs = int(run_code.max(initial=0)) + 1
-        own_code = member_pool[passed_by_start] * runs + run_code[member_job[passed_by_start]]
-        order = _stable_order(own_code)
-        own_group, own_s = own_code[order], row_start[passed_by_start][order]
-        q_code = q_pool * runs + run_code[q_job]
-        own = np.where(asks, _grouped_searchsorted(own_group, own_s, q_code, until, "right")
-                       - _grouped_searchsorted(own_group, own_s, q_code, ended, "left"), 0)
-        count = np.zeros(nf, dtype=np.int64)
-        count[q_index] = (hi - lo) - own
-        # The first `cap` jobs of other runs lie within the first cap + own of the window.
-        take_hi = hi if cap is None else lo + np.minimum(hi - lo, cap + own)
-        owner, position = _explode(lo, take_hi)
-        keep = l_run[position] != q_run[owner]
-        f, jobs = q_index[owner[keep]], l_job[position[keep]]
-    else:
-        owner, position = _explode(lo, hi)
-        keep = l_run[position] != q_run[owner]
-        owner, position = owner[keep], position[keep]
-        f, jobs = q_index[owner], l_job[position]
-        unique = np.unique(f * len(frame) + jobs, return_index=True)[1]
-        f, jobs, starts = f[unique], jobs[unique], l_s[position[unique]]
-        order = np.lexsort((frame.job_id[jobs], starts, f))
-        f, jobs = f[order], jobs[order]
-        count = np.bincount(f, minlength=nf).astype(np.int64)
-    chosen = _first_per_group(f, cap)
-    return count, _csr(f[chosen], nf), jobs[chosen]
-
+                         q_pr, q_host, nf, cap, chunk_pairs, in_flight)
+    passes = _later(frame, single, by_start(), row_start, q_index, q_job, q_pool, qe, q_run, nf, nq,
+                    _window_ticks(window_s, frame.ticks_per_second), cap) if later else \
+        (np.zeros(nf, dtype=np.int64), np.zeros(nf + 1, dtype=np.int64), np.zeros(0, dtype=np.int64))
+    named = _baselines(frame) if baselines else \
+        (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0))
+    return Correlation(frame, failed, *overlaps, *passes, *named)

@@ -2,25 +2,31 @@
 
 Pure: JobRecords in (or their columns), a HealthReport out. pandas and numpy stay inside.
 
-- Health. Per runner (and per host, by `host_pattern` as timeline.host_of reads it): jobs that ran to
-  an end, failures by category, infra failures (records.is_infra). A runner's pool is the set of its
-  jobs' specific labels (timeline.pool_labels; the whole label set when none is specific), the most
+- Health. Per runner (and per host, by `host_pattern` as hosts.host_of reads it): jobs that ran to
+  an end, failures by category, infra failures (records.is_infra: not the code's own categories,
+  "unknown", or "unclassified", a failure whose log was never read). A runner's pool is the set of its
+  jobs' specific labels (hosts.pool_labels; the whole label set when none is specific), the most
   common one when its jobs differ. Its infra failures on that pool are tested against the rest of the
   pool with Fisher's exact test, one-sided (stats.fisher_greater), the p-values of all runners are
   adjusted together by Benjamini-Hochberg (hosts likewise, separately), and a runner is `sick` only
   when its q-value is below `alpha` AND it has at least `min_infra_failures` infra failures: a runner
-  with two unlucky jobs is not evidence.
+  with two unlucky jobs is not evidence. (health.entities counts it all.)
 - Hotspots. Every failure of a contention category (records.CONTENTION_CATEGORIES) on a known host is
   correlated with the jobs of other runs that ran on that host at the same time, by the one
   vectorised engine (evidence.timeline_frame.correlate, with the host as the pool). Each (host, pair
   of job names, category) counts the failed jobs it explains, with the PRs and the ports or devices
-  the classifier captured.
+  the classifier captured. (health.hotspots.)
 - Reruns. Attempt n > 1 of a run is a rerun; `automatic` when the shell says ci-triage asked for it
   (its audit log, the sticky comment's rerun records, or the attempt's triggering actor being the
   bot), else manual. A rerun rescued its run when no job that ran in it failed while the attempt before
   had a failure. Runner-minutes: the durations of the jobs that ran in attempts after the first.
 - Flakes. Per (workflow, job name): head SHAs it ran on, and those where one execution failed and a
   later one passed.
+
+How a million executions stay a few sorts of a million integers: every text column is read as its
+category codes (health.columns), groups are counted with bincounts or one sort of a packed key, and
+strings are made only per runner, per host and per hotspot, never per execution. The pandas reading
+this replaced is the test oracle (tests/core/health_oracle.py; tests/core/test_health_scale.py).
 """
 
 from __future__ import annotations
@@ -32,43 +38,38 @@ from datetime import datetime
 import numpy as np
 import pandas as pd
 
-from ci_triage.core.evidence import hosts as timeline  # host_of, GENERIC_LABELS (once timeline.py)
-from ci_triage.core.evidence.timeline_frame import CONCLUSIONS, MISSING, JobFrame, correlate
+from ci_triage.core.evidence import hosts
+from ci_triage.core.health.columns import (
+    Codes,
+    dense,
+    distinct,
+    pair_counts,
+    segment_starts,
+)
+from ci_triage.core.health.entities import health
+from ci_triage.core.health.hotspots import RECOMMENDATIONS, hotspots_of
 from ci_triage.core.health.records import (
-    CONTENTION_CATEGORIES,
     COUNTED_CONCLUSIONS,
+    UNCLASSIFIED,
     FlakyJob,
     HealthReport,
-    Hotspot,
     JobRecord,
     RerunSummary,
-    RunnerHealth,
-    is_infra,
 )
-from ci_triage.core.health.stats import sick_mask
 from ci_triage.model import FAILED_CONCLUSIONS
 
 DEFAULT_ALPHA = 0.01
 DEFAULT_MIN_INFRA_FAILURES = 3
-UNCLASSIFIED = "unclassified"  # a failure whose log was not classified
 DEVICE_CAPTURES = ("port", "device", "rank")
 MAX_HOTSPOTS = 100  # the most frequent are kept; the count of each is exact
 
-RECOMMENDATIONS = {
-    "port_in_use": ("give each runner its own ports (derive MASTER_PORT and friends from RUNNER_NAME) or "
-                    "serialise these jobs per host with a concurrency group named after the host"),
-    "accelerator_oom": ("pin each runner to its own devices (ASCEND_RT_VISIBLE_DEVICES / CUDA_VISIBLE_DEVICES "
-                        "per runner) or serialise these jobs per host with a concurrency group"),
-    "host_oom": "run fewer of these jobs at once on one host (max-parallel, or a per-host concurrency group)",
-    "collective_timeout": ("keep these jobs off one host at the same time (a per-host concurrency group) and "
-                           "give each runner its own collective ports"),
-}
+__all__ = ["RECOMMENDATIONS", "UNCLASSIFIED", "analyse", "analyse_frame", "pool_of", "records_frame"]
 
 
 def pool_of(labels: Iterable[str]) -> str:
-    """A runner pool's name: its specific labels (timeline.pool_labels' reading), else all of them."""
+    """A runner pool's name: its specific labels (hosts.pool_labels' reading), else all of them."""
     labels = tuple(labels)
-    specific = {label for label in labels if label.lower() not in timeline.GENERIC_LABELS}
+    specific = {label for label in labels if label.lower() not in hosts.GENERIC_LABELS}
     return ",".join(sorted(specific or set(labels))) or "(no labels)"
 
 
@@ -86,7 +87,7 @@ def records_frame(records: Iterable[JobRecord], host_pattern: re.Pattern[str] | 
         "branch": pd.Categorical([r.branch or "" for r in rows]),
         "head_sha": pd.Categorical([r.head_sha for r in rows]),
         "runner": pd.Categorical([r.runner_name or "" for r in rows]),
-        "host": pd.Categorical([timeline.host_of(r.runner_name, host_pattern) or "" for r in rows]),
+        "host": pd.Categorical([hosts.host_of(r.runner_name, host_pattern) or "" for r in rows]),
         "pool": pd.Categorical([pools.setdefault(r.labels, pool_of(r.labels)) for r in rows]),
         "labels": pd.Categorical([",".join(r.labels) for r in rows]),
         "start": np.fromiter((_seconds(r.started_at) for r in rows), dtype=np.int64, count=len(rows)),
@@ -116,185 +117,141 @@ def analyse_frame(frame: pd.DataFrame, *, repo: str, since: datetime | None = No
                   until: datetime | None = None, automatic: Mapping[tuple[int, int], bool] | None = None,
                   alpha: float = DEFAULT_ALPHA, min_infra_failures: int = DEFAULT_MIN_INFRA_FAILURES,
                   hotspots: bool = True) -> HealthReport:
-    conclusion = frame["conclusion"].astype(str)
-    counted = conclusion.isin(COUNTED_CONCLUSIONS).to_numpy()
-    failed = conclusion.isin(FAILED_CONCLUSIONS).to_numpy()
-    category = frame["category"]
-    infra_of_category = {c: is_infra(c) for c in category.cat.categories if c}
-    infra = failed & category.map(lambda c: infra_of_category.get(c, False)).astype(bool).to_numpy()
-    work = pd.DataFrame({"runner": frame["runner"], "host": frame["host"], "pool": frame["pool"],
-                         "labels": frame["labels"], "category": category, "failed": failed, "infra": infra})
-    work = work[counted]
-    runners = _health(work, "runner", alpha, min_infra_failures)
-    hosts = _health(work, "host", alpha, min_infra_failures)
+    """The report from records_frame()'s columns (text columns categorical, as it makes them)."""
+    conclusion, category = Codes(frame["conclusion"]), Codes(frame["category"])
+    counted = conclusion.flags(lambda c: c in COUNTED_CONCLUSIONS)
+    failed = conclusion.flags(lambda c: c in FAILED_CONCLUSIONS)
+    host = Codes(frame["host"])
+    runners, host_health = health(Codes(frame["runner"]), host, counted, failed, Codes(frame["pool"]), category,
+                                  Codes(frame["labels"]), alpha, min_infra_failures)
     notes = []
-    if (failed & (category.astype(str) == UNCLASSIFIED).to_numpy()).any():
+    if (failed & category.flags(lambda c: c == UNCLASSIFIED)).any():
         notes.append("Some failures were not classified (their logs were not read): they count as failures, "
                      "not as infra failures.")
     return HealthReport(
-        repo=repo, since=since, until=until, runners=runners, hosts=hosts,
-        hotspots=_hotspots(frame, failed) if hotspots else (),
-        reruns=_reruns(frame, failed, automatic or {}), flaky_jobs=_flaky(frame, failed, counted),
+        repo=repo, since=since, until=until, runners=runners, hosts=host_health,
+        hotspots=hotspots_of(frame, failed, conclusion, category, host, MAX_HOTSPOTS) if hotspots else (),
+        reruns=_reruns(frame, failed, automatic or {}), flaky_jobs=_flaky(frame, failed, counted, conclusion),
         alpha=alpha, min_infra_failures=min_infra_failures, notes=tuple(notes))
 
 
-def _health(work: pd.DataFrame, key: str, alpha: float, min_infra: int) -> tuple[RunnerHealth, ...]:
-    known = work[work[key].astype(str) != ""]
-    if not len(known):
-        return ()
-    by_key = known.groupby(key, observed=True)
-    totals = by_key.agg(jobs=("failed", "size"), failures=("failed", "sum"), infra=("infra", "sum"))
-    # The entity's pool: the pool most of its jobs ran on; the test reads its jobs on that pool only.
-    per_pool = known.groupby([key, "pool"], observed=True).agg(n=("infra", "size"), k=("infra", "sum")).reset_index()
-    per_pool = per_pool.sort_values([key, "n", "pool"], ascending=[True, False, True], kind="stable")
-    main = per_pool.drop_duplicates(key).set_index(key)
-    pool_totals = known.groupby("pool", observed=True).agg(N=("infra", "size"), K=("infra", "sum"))
-    members = known.groupby("pool", observed=True)[key].nunique()
-    main = main.join(pool_totals, on="pool").join(members.rename("members"), on="pool")
-    main = main.reindex(totals.index)
-    n, k = main["n"].to_numpy(np.int64), main["k"].to_numpy(np.int64)
-    N, K = main["N"].to_numpy(np.int64), main["K"].to_numpy(np.int64)
-    alone = main["members"].to_numpy(np.int64) < 2  # nothing to compare with
-    p, q, sick = sick_mask(k, n, K, N, alpha=alpha, min_infra_failures=min_infra, comparable=~alone)
-    rest_jobs, rest_infra = N - n, K - k
-    rest_rate = np.where(rest_jobs > 0, rest_infra / np.maximum(rest_jobs, 1), 0.0)
-
-    failed_rows = known[known["failed"]]
-    categories: dict[str, dict[str, int]] = {}
-    for (entity, cat), count in failed_rows.groupby([key, "category"], observed=True).size().items():
-        if count:
-            categories.setdefault(str(entity), {})[str(cat)] = int(count)
-    labels_of = _mode(known, key, "labels")
-    host_of = _mode(known, key, "host") if key == "runner" else None
-    runners_of: dict[str, tuple[str, ...]] = {}
-    if key == "host":
-        pairs = known[["host", "runner"]].drop_duplicates()
-        for host, runner in sorted(zip(pairs["host"].astype(str), pairs["runner"].astype(str))):
-            runners_of.setdefault(host, ())
-            runners_of[host] += (runner,)
-    found = []
-    for i, entity in enumerate(totals.index):
-        name = str(entity)
-        jobs = int(totals["jobs"].iloc[i])
-        infra_count = int(totals["infra"].iloc[i])
-        labels = labels_of.get(name, "")
-        found.append(RunnerHealth(
-            key=name, host=(host_of.get(name) or None) if host_of is not None else name,
-            labels=tuple(labels.split(",")) if labels else (), pool=str(main["pool"].iloc[i]),
-            jobs=jobs, failures=int(totals["failures"].iloc[i]), infra_failures=infra_count,
-            infra_failure_rate=infra_count / jobs if jobs else 0.0, pool_jobs=int(N[i]),
-            pool_infra_failures=int(K[i]), pool_infra_failure_rate=float(rest_rate[i]), p_value=float(p[i]),
-            q_value=float(q[i]), sick=bool(sick[i]),
-            categories=dict(sorted(categories.get(name, {}).items(), key=lambda kv: (-kv[1], kv[0]))),
-            runners=runners_of.get(name, ())))
-    # Sick first, then by evidence, then by name: the order a reader wants.
-    found.sort(key=lambda h: (not h.sick, h.p_value, -h.infra_failure_rate, h.key))
-    return tuple(found)
-
-
-def _mode(known: pd.DataFrame, key: str, column: str) -> dict[str, str]:
-    """Per entity, its most frequent value of `column` (ties: the smallest)."""
-    sizes = known.groupby([key, column], observed=True).size().reset_index(name="n")
-    sizes = sizes.assign(value=sizes[column].astype(str)).sort_values([key, "n", "value"],
-                                                                       ascending=[True, False, True], kind="stable")
-    first = sizes.drop_duplicates(key)
-    return dict(zip(first[key].astype(str), first["value"]))
-
-
-def _hotspots(frame: pd.DataFrame, failed: np.ndarray) -> tuple[Hotspot, ...]:
-    host_codes = frame["host"].cat.codes.to_numpy(np.int64)
-    known_host = frame["host"].astype(str).to_numpy() != ""
-    host_codes = np.where(known_host, host_codes, -1)
-    contention = failed & frame["category"].astype(str).isin(CONTENTION_CATEGORIES).to_numpy() & known_host
-    if not contention.any():
-        return ()
-    conclusion_codes = {value: code for code, value in enumerate(CONCLUSIONS)}
-    conclusion = np.array([conclusion_codes.get(c, -1) for c in frame["conclusion"].astype(str)], dtype=np.int64)
-    # The host is the pool: every overlap the engine finds is on the failed job's host.
-    jobs = JobFrame.from_arrays(
-        job_id=frame["job_id"].to_numpy(np.int64), run_id=frame["run_id"].to_numpy(np.int64),
-        pr=frame["pr"].to_numpy(np.int64), pool=np.where(host_codes >= 0, host_codes, len(frame) + 1),
-        host=host_codes, start=np.where(frame["start"] >= 0, frame["start"], MISSING).astype(np.int64),
-        end=np.where(frame["end"] >= 0, frame["end"], MISSING).astype(np.int64),
-        conclusion=conclusion, name=frame["name"].cat.codes.to_numpy(np.int64), ticks_per_second=1.0)
-    found = correlate(jobs, failed=np.flatnonzero(contention), window_s=0.0, cap=None)
-    lengths = np.diff(found.overlap_offsets)
-    failed_pos = np.repeat(found.failed, lengths)
-    other_pos = found.overlap_job
-    if not len(other_pos):
-        return ()
-    label = (frame["workflow"].astype(str) + " / " + frame["name"].astype(str)).to_numpy()
-    who = np.where(frame["pr"].to_numpy() >= 0, "#" + frame["pr"].astype(str), frame["branch"].astype(str))
-    a, b = label[failed_pos], label[other_pos]
-    pairs = pd.DataFrame({
-        "host": frame["host"].astype(str).to_numpy()[failed_pos], "first": np.minimum(a, b), "second": np.maximum(a, b),
-        "category": frame["category"].astype(str).to_numpy()[failed_pos], "failed": failed_pos,
-        "who_failed": who[failed_pos], "who_other": who[other_pos],
-        "ports": frame["ports"].to_numpy()[failed_pos],
-        # The other job was already running when the failed one started: it held the port or device first.
-        "held": frame["start"].to_numpy()[other_pos] <= frame["start"].to_numpy()[failed_pos]})
-    keys = ["host", "first", "second", "category"]
-    distinct = pairs.drop_duplicates([*keys, "failed"])
-    counts = distinct.groupby(keys, sort=False).size().rename("count")
-    held = distinct[distinct["held"]].groupby(keys, sort=False).size().rename("held_count")
-    ranked = pd.concat([counts, held], axis=1).fillna(0).reset_index()
-    ranked = ranked.sort_values(["count", "held_count", *keys], ascending=[False, False, True, True, True, True],
-                                kind="stable").head(MAX_HOTSPOTS)
-    pairs = pairs.merge(ranked[keys], on=keys)
-    result = []
-    for (host, first, second, cat), group in pairs.groupby(keys, sort=True):
-        prs = sorted(set(group["who_failed"]) | set(group["who_other"]) - {""}, key=_pr_order)
-        ports = sorted({p for value in group.drop_duplicates("failed")["ports"] for p in value.split(",") if p},
-                       key=lambda p: (len(p), p))
-        held = int(group.loc[group["held"], "failed"].nunique())
-        result.append((held, Hotspot(str(host), (str(first), str(second)), str(cat), int(group["failed"].nunique()),
-                                     tuple(prs), tuple(ports), RECOMMENDATIONS.get(str(cat), ""))))
-    # Most failures first; of equal counts, the pair whose other job was there first more often.
-    result.sort(key=lambda item: (-item[1].count, -item[0], item[1].host, item[1].jobs, item[1].category))
-    return tuple(spot for _, spot in result)
-
-
-def _pr_order(who: str) -> tuple[int, int, str]:
-    return (0, int(who[1:]), "") if who.startswith("#") and who[1:].isdigit() else (1, 0, who)
-
-
 def _reruns(frame: pd.DataFrame, failed: np.ndarray, automatic: Mapping[tuple[int, int], bool]) -> RerunSummary:
-    minutes = np.where((frame["start"] >= 0) & (frame["end"] >= frame["start"]),
-                       (frame["end"] - frame["start"]) / 60.0, 0.0)
-    per_attempt = pd.DataFrame({"run_id": frame["run_id"], "attempt": frame["attempt"], "failed": failed,
-                                "minutes": minutes}).groupby(["run_id", "attempt"]).agg(
-        failed=("failed", "any"), minutes=("minutes", "sum")).reset_index()
-    reruns = per_attempt[per_attempt["attempt"] > 1]
-    if not len(reruns):
+    attempt = frame["attempt"].to_numpy(np.int64)
+    rerun_rows = np.flatnonzero(attempt > 1)
+    if not len(rerun_rows):
         return RerunSummary(0, 0, 0, 0, 0.0)
-    failed_of = {(int(r), int(a)): bool(f) for r, a, f in
-                 zip(per_attempt["run_id"], per_attempt["attempt"], per_attempt["failed"])}
-    auto = rescued = 0
-    for run_id, attempt, rerun_failed in zip(reruns["run_id"], reruns["attempt"], reruns["failed"]):
-        key = (int(run_id), int(attempt))
-        auto += bool(automatic.get(key, False))
-        # The attempt before may hold no job of its own in the window (then it is taken to have failed:
-        # a rerun is asked for a red run).
-        before = failed_of.get((key[0], key[1] - 1), True)
-        rescued += bool(before and not rerun_failed)
-    requested = len(reruns)
-    return RerunSummary(requested, auto, requested - auto, rescued, round(float(reruns["minutes"].sum()), 1))
+    run_id = frame["run_id"].to_numpy(np.int64)
+    start, end = frame["start"].to_numpy(np.int64)[rerun_rows], frame["end"].to_numpy(np.int64)[rerun_rows]
+    minutes = np.where((start >= 0) & (end >= start), (end - start) / 60.0, 0.0)
+    # Every job of an attempt after the first is in rerun_rows: its sums are pandas' (Kahan summation per
+    # attempt, then the sum of the attempts in (run, attempt) order), so the minutes match to the bit.
+    per_attempt = pd.DataFrame({"run_id": run_id[rerun_rows], "attempt": attempt[rerun_rows],
+                                "failed": failed[rerun_rows], "minutes": minutes}).groupby(
+        ["run_id", "attempt"]).agg(failed=("failed", "any"), minutes=("minutes", "sum")).reset_index()
+    runs, attempts = per_attempt["run_id"].to_numpy(np.int64), per_attempt["attempt"].to_numpy(np.int64)
+    rerun_failed = per_attempt["failed"].to_numpy(bool)
+    # The attempt before: among the reruns themselves, or among the first attempts (the bulk, sorted once).
+    # It may hold no job of its own in the window (then it is taken to have failed: a rerun is asked for
+    # a red run).
+    before_failed = np.ones(len(runs), dtype=bool)
+    earlier = _lookup(runs, attempts, runs, attempts - 1)
+    before_failed[earlier >= 0] = rerun_failed[earlier[earlier >= 0]]
+    first = attempts == 2  # the attempt before is the run's first
+    if first.any():
+        base = attempt == 1
+        seen = _member(run_id[base], runs[first])
+        seen_failed = _member(run_id[base & failed], runs[first])
+        before_failed[first] = ~seen | seen_failed
+    rescued = int((before_failed & ~rerun_failed).sum())
+    asked = [key for key, value in automatic.items() if value]
+    auto = 0
+    if asked:
+        asked_runs = np.array([int(r) for r, _ in asked], dtype=np.int64)
+        asked_attempts = np.array([int(a) for _, a in asked], dtype=np.int64)
+        auto = int((_lookup(asked_runs, asked_attempts, runs, attempts) >= 0).sum())
+    requested = len(runs)
+    return RerunSummary(requested, auto, requested - auto, rescued, round(float(per_attempt["minutes"].sum()), 1))
 
 
-def _flaky(frame: pd.DataFrame, failed: np.ndarray, counted: np.ndarray) -> tuple[FlakyJob, ...]:
-    work = pd.DataFrame({"workflow": frame["workflow"].astype(str), "name": frame["name"].astype(str),
-                         "sha": frame["head_sha"].astype(str), "order": frame["end"] * 1000 + frame["attempt"],
-                         "failed": failed, "passed": frame["conclusion"].astype(str).to_numpy() == "success"})[counted]
-    if not len(work):
+def _member(values: np.ndarray, queries: np.ndarray) -> np.ndarray:
+    """Whether each query is among the values: a table over their span when it is small, else a sort."""
+    if not len(values) or not len(queries):
+        return np.zeros(len(queries), dtype=bool)
+    low = min(int(values.min()), int(queries.min()))
+    span = max(int(values.max()), int(queries.max())) - low + 1
+    if dense(span, 8 * len(values)):
+        table = np.zeros(span, dtype=bool)
+        table[values - low] = True
+        return table[queries - low]
+    ordered = np.sort(values)
+    return ordered[np.minimum(np.searchsorted(ordered, queries), len(ordered) - 1)] == queries
+
+
+def _lookup(runs: np.ndarray, attempts: np.ndarray, query_runs: np.ndarray, query_attempts: np.ndarray) -> np.ndarray:
+    """For each query (run, attempt), the index of a row with that (run, attempt), else -1."""
+    if not len(runs) or not len(query_runs):
+        return np.full(len(query_runs), -1, dtype=np.int64)
+    keys, queries = _pair_keys(runs, attempts, query_runs, query_attempts)
+    order = np.argsort(keys)
+    sorted_keys = keys[order]
+    at = np.minimum(np.searchsorted(sorted_keys, queries), len(keys) - 1)
+    return np.where(sorted_keys[at] == queries, order[at], -1)
+
+
+def _pair_keys(runs, attempts, query_runs, query_attempts) -> tuple[np.ndarray, np.ndarray]:
+    """(run, attempt) as one int64 ordered like the pair: offsets and bit widths, or factorized runs
+    when run ids span too much."""
+    all_runs, all_attempts = np.concatenate((runs, query_runs)), np.concatenate((attempts, query_attempts))
+    all_runs, all_attempts = all_runs - all_runs.min(), all_attempts - all_attempts.min()
+    width = int(all_attempts.max()).bit_length()
+    if int(all_runs.max()).bit_length() + width > 62:
+        all_runs = pd.factorize(all_runs)[0].astype(np.int64)
+        all_attempts = pd.factorize(all_attempts)[0].astype(np.int64)
+        width = int(all_attempts.max()).bit_length()
+    key = (all_runs << width) | all_attempts
+    return key[:len(runs)], key[len(runs):]
+
+
+def _flaky(frame: pd.DataFrame, failed: np.ndarray, counted: np.ndarray, conclusion: Codes) -> tuple[FlakyJob, ...]:
+    if not counted.any():
         return ()
-    work = work.sort_values(["workflow", "name", "sha", "order"], kind="stable")
-    keys = ["workflow", "name", "sha"]
-    # Failed then passed on one SHA: some pass comes after the first failure.
-    first_fail = work["order"].where(work["failed"]).groupby([work[k] for k in keys]).transform("min")
-    late_pass = work["passed"] & (work["order"] > first_fail)
-    per_sha = work.assign(late_pass=late_pass).groupby(keys).agg(flaky=("late_pass", "any")).reset_index()
-    per_job = per_sha.groupby(["workflow", "name"]).agg(runs=("sha", "size"), flaky=("flaky", "sum")).reset_index()
-    found = [FlakyJob(str(w), str(n), int(r), int(f), f / r if r else 0.0)
-             for w, n, r, f in zip(per_job["workflow"], per_job["name"], per_job["runs"], per_job["flaky"])]
+    counted = None if counted.all() else counted  # no copies when every row counts (the usual case)
+    workflow, name, sha = Codes(frame["workflow"]), Codes(frame["name"]), Codes(frame["head_sha"])
+    # Per (workflow, name): a dense code; per (workflow, name, sha): one int64 (a missing text is "nan").
+    job_workflow, job_name, (_, job) = pair_counts(workflow.wrapped(counted), name.wrapped(counted), len(name) + 1,
+                                                   inverse=True)
+    shas = len(sha) + 1
+    key = job * shas + sha.wrapped(counted)
+    runs = np.bincount(distinct(key) // shas, minlength=len(job_workflow))
+    # Failed then passed on one SHA: some pass comes after the first failure (order: end, then attempt).
+    end, attempt = frame["end"].to_numpy(np.int64), frame["attempt"].to_numpy(np.int64)
+    passed = conclusion.flags(lambda c: c == "success")
+    if counted is not None:
+        failed, passed = failed & counted, passed & counted
+    failed_rows, passed_rows = np.flatnonzero(failed), np.flatnonzero(passed)
+    if counted is not None:  # key holds the counted rows only
+        place = np.cumsum(counted) - 1
+        fail_key, pass_key = key[place[failed_rows]], key[place[passed_rows]]
+    else:
+        fail_key, pass_key = key[failed_rows], key[passed_rows]
+    fail_order = end[failed_rows] * 1000 + attempt[failed_rows]
+    by_key = np.argsort(fail_key, kind="stable")
+    starts = segment_starts(fail_key[by_key])
+    failing = fail_key[by_key][starts]
+    first_fail = np.minimum.reduceat(fail_order[by_key], starts) if len(starts) else fail_order
+    flaky = np.zeros(len(job_workflow), dtype=np.int64)
+    if len(failing) and len(pass_key):
+        space = len(job_workflow) * shas
+        if dense(space, 8 * len(key)):  # a table of the failing keys leaves few passes to search
+            has_failure = np.zeros(space, dtype=bool)
+            has_failure[failing] = True
+            near = np.flatnonzero(has_failure[pass_key])
+            pass_key, passed_rows = pass_key[near], passed_rows[near]
+        pass_order = end[passed_rows] * 1000 + attempt[passed_rows]
+        at = np.minimum(np.searchsorted(failing, pass_key), len(failing) - 1)
+        late = (failing[at] == pass_key) & (pass_order > first_fail[at])
+        flaky = np.bincount(distinct(pass_key[late]) // shas, minlength=len(job_workflow))
+    found = [FlakyJob(w, n, r, f, f / r if r else 0.0) for w, n, r, f in zip(
+        workflow.names[job_workflow].tolist(), name.names[job_name].tolist(), runs.tolist(), flaky.tolist())]
     found.sort(key=lambda j: (-j.flaky_runs, -j.rate, j.workflow, j.name))
     return tuple(found)

@@ -13,9 +13,11 @@ from datetime import datetime
 from ci_triage.core.categories import NEVER_RETRYABLE
 from ci_triage.model import FAILED_CONCLUSIONS
 
-# Failures of a runner or its host rather than of the code: every category but the code's own and
-# "unknown" (an unexplained failure is no evidence against a runner).
-NOT_INFRA = NEVER_RETRYABLE | {"unknown"}
+UNCLASSIFIED = "unclassified"  # the category of a failure whose log was never read (analysis.records_frame)
+# Failures of a runner or its host rather than of the code: every category but the code's own,
+# "unknown" and "unclassified" (an unexplained failure, or one nobody read, is no evidence against a
+# runner; trends.py, which sees category None for the latter, reads it the same way).
+NOT_INFRA = NEVER_RETRYABLE | {"unknown", UNCLASSIFIED}
 # Categories whose failures say "something else on this host held what this job needed".
 CONTENTION_CATEGORIES = ("port_in_use", "host_oom", "accelerator_oom", "collective_timeout")
 # Conclusions that count as a job that ran to an end (cancelled and skipped jobs say nothing).
