@@ -49,6 +49,9 @@ CONTAMINATED = {
     "podman-container-tools/podman": "its threads surfaced in a rule writer's searches (issue 10 item 2, Cirrus CI agent-stopped-responding flakes)",
     "actions/actions-runner-controller": "its threads surfaced in a rule writer's searches (issue 10 item 2, lost-communication errors)",
     "jetbrains/teamcity-kubernetes-plugin": "its threads surfaced in a rule writer's searches (issue 10 item 2, TeamCity agent problems)",
+    "microsoft/bringing-old-photos-back-to-life": "found by the rules helper's searches (issue 10 item 2); its excerpt was added to tune",
+    "clima/climacoupler.jl": "found by the rules helper's searches (issue 10 item 2); its excerpt was added to tune",
+    "yandex-qatools/teamcity-openstack-plugin": "found by the rules helper's searches (issue 10 item 2); its excerpt was added to tune",
 }
 
 
