@@ -45,6 +45,13 @@ CONTAMINATED = {
     "robotlocomotion/drake": "its timeout thread surfaced in a rule writer's searches",
     "nspcc-dev/neo-go": "its CircleCI no-output timeout surfaced in a rule writer's searches",
     "sgl-project/sglang": "its thread surfaced in a rule writer's searches",
+    "cirruslabs/cirrus-ci-docs": "its threads surfaced in a rule writer's searches (issue 10 item 2, Cirrus CI agent and instance failures)",
+    "podman-container-tools/podman": "its threads surfaced in a rule writer's searches (issue 10 item 2, Cirrus CI agent-stopped-responding flakes)",
+    "actions/actions-runner-controller": "its threads surfaced in a rule writer's searches (issue 10 item 2, lost-communication errors)",
+    "jetbrains/teamcity-kubernetes-plugin": "its threads surfaced in a rule writer's searches (issue 10 item 2, TeamCity agent problems)",
+    "microsoft/bringing-old-photos-back-to-life": "found by the rules helper's searches (issue 10 item 2); its excerpt was added to tune",
+    "clima/climacoupler.jl": "found by the rules helper's searches (issue 10 item 2); its excerpt was added to tune",
+    "yandex-qatools/teamcity-openstack-plugin": "found by the rules helper's searches (issue 10 item 2); its excerpt was added to tune",
 }
 
 

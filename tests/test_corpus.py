@@ -35,10 +35,14 @@ ACCEPTANCE = {"category": 0.95, "root_cause": 0.90}
 # Re-measured 2026-12-03 after the test split was decontaminated (13 excerpts of repositories rule writers had
 # seen moved to tune) and 71 fresh excerpts were added: the data changed, not the rules, so the floors went
 # down (tune 99.6 %/99.3 % -> 96.4 %/94.8 %, test 81.9 %/81.9 % -> 80.3 %/80.3 %, same built-in rules).
+# Re-measured 2026-12-03 (issue 10 item 2, the rules helper): 5 test excerpts of 4 repositories its searches
+# surfaced moved to tune (CONTAMINATED) and 4 new tune excerpts were added; with the same rules that split measured
+# test 81.2 %/81.2 %; the rewritten rule families then measured tune 99.4 %/98.1 % (cascades 97.5 %), test
+# 86.1 %/84.3 % (`python benchmarks/classify_accuracy.py`).
 FLOOR = {
-    "tune": {"category": 0.96, "root_cause": 0.94},
-    "test": {"category": 0.80, "root_cause": 0.80},
-    "tune cascades": {"root_cause": 0.50},
+    "tune": {"category": 0.99, "root_cause": 0.98},
+    "test": {"category": 0.86, "root_cause": 0.84},
+    "tune cascades": {"root_cause": 0.97},
 }
 MIN_TEST_SHARE = 0.40
 MAX_EXCERPT_BYTES = 10_000
