@@ -157,14 +157,15 @@ def _hotspots(frame: pd.DataFrame, failed: np.ndarray) -> tuple[Hotspot, ...]:
     keys = ["host", "first", "second", "category"]
     distinct = pairs.drop_duplicates([*keys, "failed"])
     counts = distinct.groupby(keys, sort=False).size().rename("count")
-    held = distinct[distinct["held"]].groupby(keys, sort=False).size().rename("held_count")
+    held_pairs = pairs[pairs["held"]].drop_duplicates([*keys, "failed"])  # any pair of the failed job held
+    held = held_pairs.groupby(keys, sort=False).size().rename("held_count")
     ranked = pd.concat([counts, held], axis=1).fillna(0).reset_index()
     ranked = ranked.sort_values(["count", "held_count", *keys], ascending=[False, False, True, True, True, True],
                                 kind="stable").head(MAX_HOTSPOTS)
     pairs = pairs.merge(ranked[keys], on=keys)
     result = []
     for (host, first, second, cat), group in pairs.groupby(keys, sort=True):
-        prs = sorted(set(group["who_failed"]) | set(group["who_other"]) - {""}, key=_pr_order)
+        prs = sorted((set(group["who_failed"]) | set(group["who_other"])) - {""}, key=_pr_order)
         ports = sorted({p for value in group.drop_duplicates("failed")["ports"] for p in value.split(",") if p},
                        key=lambda p: (len(p), p))
         held = int(group.loc[group["held"], "failed"].nunique())

@@ -157,6 +157,17 @@ def test_overlapping_jobs_on_one_host_make_a_hotspot_with_ports():
     assert "RUNNER_NAME" in spot.recommendation
 
 
+def test_a_hotspot_never_lists_an_empty_branch_as_a_pr():
+    """A push run without a head branch (GitHub sends null for some events) names nobody, on either side."""
+    records = [
+        job(1, "node2-r0", 0, 20, name="example (eagle3)", pr=66),
+        JobRecord(**{**job(2, "node2-r1", 5, 10, "failure", "port_in_use", name="example (dflash)").__dict__,
+                     "branch": None}),
+    ]
+    report = analyse(records, repo="o/r", host_pattern=re.compile(r"^(?P<host>.+)-r\d+$"))
+    assert [spot.prs for spot in report.hotspots] == [("#66",)]
+
+
 def test_reruns_flakes_and_their_cost():
     records = [
         job(1, "a-r0", 0, 10, "failure", "port_in_use", run_id=7, name="e", sha="s1"),

@@ -130,6 +130,15 @@ def test_the_top_hotspots_cut_equals_the_pandas_reading(seed, monkeypatch):
     assert len(got.hotspots) == 3 and got.hotspots == expected.hotspots
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_the_kept_hotspots_are_the_top_of_the_full_ranking(seed, monkeypatch):
+    """One ranking picks the hotspots kept and orders them: cutting at 3 keeps the first 3 of the whole list."""
+    frame = records_frame(random_fleet(100 + seed, jobs=4000, hosts=2)[0])
+    everything = analyse_frame(frame, repo="o/r").hotspots
+    monkeypatch.setattr(analysis, "MAX_HOTSPOTS", 3)
+    assert len(everything) > 3 and analyse_frame(frame, repo="o/r").hotspots == everything[:3]
+
+
 def test_a_fleet_without_failures_or_times_is_empty_not_an_error():
     records, _ = random_fleet(7, jobs=300)
     quiet = [JobRecord(**{**r.__dict__, "conclusion": "success", "started_at": None, "completed_at": None})

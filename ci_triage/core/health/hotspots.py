@@ -74,15 +74,13 @@ def hotspots_of(frame: pd.DataFrame, failed: np.ndarray, conclusion: Codes, cate
     group, groups = group_ids([host_rank, first, second, category_rank])  # in (host, first, second, category) order
     held = start[other_pos] <= start[failed_pos]  # the other job was there first: it held the port or device
 
-    # Per group: failed jobs (distinct), and those whose first pair (the engine's order) or any pair held.
+    # Per group: failed jobs (distinct), and those of them that met a job already holding the host (any
+    # of their pairs in the group held). One ranking both picks the `limit` kept and orders them.
     first_pair = np.unique(group * len(found.failed) + failed_index, return_index=True)[1]
     count = np.bincount(group[first_pair], minlength=groups)
-    held_first = np.bincount(group[first_pair[held[first_pair]]], minlength=groups)
     held_any = np.bincount(distinct(group[held] * len(found.failed) + failed_index[held]) // len(found.failed),
                            minlength=groups)
-    ids = np.arange(groups)
-    kept = np.lexsort((ids, -held_first, -count))[:limit]
-    kept = kept[np.lexsort((kept, -held_any[kept], -count[kept]))]
+    kept = np.lexsort((np.arange(groups), -held_any, -count))[:limit]
     # The pairs of the kept groups, by group, in the engine's order within one.
     keep = np.zeros(groups, dtype=bool)
     keep[kept] = True
@@ -98,7 +96,7 @@ def hotspots_of(frame: pd.DataFrame, failed: np.ndarray, conclusion: Codes, cate
         lo, hi = bounds[g]
         members = pairs[lo:hi]
         sides = {who[p] for p in failed_pos[members].tolist()}
-        prs = sorted(sides | {who[p] for p in other_pos[members].tolist()} - {""}, key=_pr_order)
+        prs = sorted((sides | {who[p] for p in other_pos[members].tolist()}) - {""}, key=_pr_order)
         ports = sorted({p for job in set(failed_pos[members].tolist()) for p in str(ports_column[job]).split(",")
                         if p}, key=lambda p: (len(p), p))
         at = int(failed_pos[members[0]])
