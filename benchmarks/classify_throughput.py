@@ -301,6 +301,8 @@ def main(argv: list[str] | None = None) -> int:
     ours = [sys.executable, "-m", "ci_triage", "classify", "--format", "json"]
     if args.engine != "auto":
         print("note: the whole-process runs use the engine `auto` picks; --engine applies to the in-process run")
+    if args.workdir:
+        args.workdir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="ci-triage-bench-", dir=args.workdir) as workdir:
         log_path = Path(workdir, "job.log")
         size = int(args.size_mb * 1_000_000)
