@@ -52,6 +52,8 @@ CONTAMINATED = {
     "microsoft/bringing-old-photos-back-to-life": "found by the rules helper's searches (issue 10 item 2); its excerpt was added to tune",
     "clima/climacoupler.jl": "found by the rules helper's searches (issue 10 item 2); its excerpt was added to tune",
     "yandex-qatools/teamcity-openstack-plugin": "found by the rules helper's searches (issue 10 item 2); its excerpt was added to tune",
+    "relf/pydoe3": "a rule writer's grep of labels.toml printed its excerpt's note (issue 10 item 2, second round)",
+    "libratbag/piper": "a rule writer's grep of labels.toml printed its excerpt's note (issue 10 item 2, second round)",
 }
 
 
