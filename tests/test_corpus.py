@@ -38,10 +38,11 @@ ACCEPTANCE = {"category": 0.95, "root_cause": 0.90}
 # Re-measured 2026-12-03 (issue 10 item 2, the rules helper): 5 test excerpts of 4 repositories its searches
 # surfaced moved to tune (CONTAMINATED) and 4 new tune excerpts were added; with the same rules that split measured
 # test 81.2 %/81.2 %; the rewritten rule families then measured tune 99.4 %/98.1 % (cascades 97.5 %), test
-# 86.1 %/84.3 % (`python benchmarks/classify_accuracy.py`).
+# 86.1 %/84.3 % (`python benchmarks/classify_accuracy.py`). Round 2 the same day: 2 lint test excerpts whose notes a
+# grep printed moved to tune (CONTAMINATED); tune 99.4 %/98.1 %, test 88.2 %/86.9 % (221 excerpts).
 FLOOR = {
     "tune": {"category": 0.99, "root_cause": 0.98},
-    "test": {"category": 0.86, "root_cause": 0.84},
+    "test": {"category": 0.88, "root_cause": 0.86},
     "tune cascades": {"root_cause": 0.97},
 }
 MIN_TEST_SHARE = 0.40
