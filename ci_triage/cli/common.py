@@ -22,6 +22,7 @@ from ci_triage.cli.fast import (  # noqa: F401 (re-exported: the other commands'
     MAX_ERROR_CHARS,
     SECRET_ENV,
     error_text,
+    exit_for,
     load_rules,
     read_small_text,
 )
@@ -61,16 +62,12 @@ def boundary() -> Iterator[None]:
         _debug_logging()
     try:
         yield
-    except TriageError as error:
-        fail(error.one_line(), error.exit_code)
-    except KeyboardInterrupt:
-        fail("interrupted", 130)
     except (typer.Exit, typer.Abort, SystemExit):
         raise
-    except Exception as error:  # noqa: BLE001 - the boundary: a bug still gets one clear line
-        if os.environ.get("CI_TRIAGE_DEBUG"):
-            raise
-        fail(f"internal error: {type(error).__name__}: {error} (set CI_TRIAGE_DEBUG=1 for a traceback)", 70)
+    except (Exception, KeyboardInterrupt) as error:  # noqa: BLE001 - the boundary
+        if os.environ.get("CI_TRIAGE_DEBUG") and not isinstance(error, (TriageError, KeyboardInterrupt)):
+            raise  # a bug, with its traceback
+        fail(*exit_for(error))
 
 
 def show_progress(fmt: ReportFormat) -> bool:

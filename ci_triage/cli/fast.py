@@ -167,23 +167,27 @@ def parse_classify(argv: Sequence[str]) -> tuple[list[str], str, Path | None, bo
     return files, fmt, rules, no_builtin
 
 
+def exit_for(error: Exception | KeyboardInterrupt) -> tuple[str, int]:
+    """The message and exit code an error that reached a command's boundary ends the process with."""
+    if isinstance(error, TriageError):
+        return error.one_line(), error.exit_code
+    if isinstance(error, KeyboardInterrupt):
+        return "interrupted", 130
+    # A bug still gets one clear line.
+    return f"internal error: {type(error).__name__}: {error} (set CI_TRIAGE_DEBUG=1 for a traceback)", 70
+
+
 @contextlib.contextmanager
 def boundary() -> Iterator[None]:
     """cli.common.boundary without typer: the same line on stderr, the same exit code."""
     try:
         yield
-    except TriageError as error:
-        sys.stderr.write(error_text(error.one_line()))
-        sys.exit(error.exit_code)
-    except KeyboardInterrupt:
-        sys.stderr.write(error_text("interrupted"))
-        sys.exit(130)
     except SystemExit:
         raise
-    except Exception as error:  # noqa: BLE001 - the boundary: a bug still gets one clear line
-        sys.stderr.write(error_text(f"internal error: {type(error).__name__}: {error} "
-                                    "(set CI_TRIAGE_DEBUG=1 for a traceback)"))
-        sys.exit(70)
+    except (Exception, KeyboardInterrupt) as error:  # noqa: BLE001 - the boundary
+        message, code = exit_for(error)
+        sys.stderr.write(error_text(message))
+        sys.exit(code)
 
 
 def run_fast(argv: Sequence[str]) -> bool:
