@@ -54,6 +54,8 @@ CONTAMINATED = {
     "yandex-qatools/teamcity-openstack-plugin": "found by the rules helper's searches (issue 10 item 2); its excerpt was added to tune",
     "relf/pydoe3": "a rule writer's grep of labels.toml printed its excerpt's note (issue 10 item 2, second round)",
     "libratbag/piper": "a rule writer's grep of labels.toml printed its excerpt's note (issue 10 item 2, second round)",
+    "ascend/pytorch": "a rule writer's code search showed its troubleshooting docs (issue 10 item 2, third round)",
+    "oceanntwt/ra-isf": "a rule writer's issue search showed its thread (issue 10 item 2, third round)",
 }
 
 
