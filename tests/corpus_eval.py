@@ -56,6 +56,7 @@ CONTAMINATED = {
     "libratbag/piper": "a rule writer's grep of labels.toml printed its excerpt's note (issue 10 item 2, second round)",
     "ascend/pytorch": "a rule writer's code search showed its troubleshooting docs (issue 10 item 2, third round)",
     "oceanntwt/ra-isf": "a rule writer's issue search showed its thread (issue 10 item 2, third round)",
+    "astral-sh/ruff": "a rule writer's searches showed its pull request and its crate's docs (issue 10 item 2, third round)",
 }
 
 
