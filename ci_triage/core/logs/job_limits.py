@@ -14,6 +14,11 @@ from ci_triage.model import Classification
 GITHUB_DEFAULT_TIMEOUT_MINUTES = 360.0  # a job without timeout-minutes; also the hosted runners' cap
 # The runner cancels within seconds of the limit; the jobs API rounds times to the second.
 _SLACK_S = 60.0
+# Built-in rules whose finding is only that the job was stopped, never why: GitHub's bare "The operation
+# was canceled." (rules/builtin/80-weak.toml) and the runner's "received a shutdown signal" (10-runner.toml,
+# which CI systems print also when they stop a job at its limit). A runner_lost from them, in a job that
+# ran to its timeout-minutes, is the timeout: the cancellation is how the limit ends a job.
+STOP_NOTICE_RULES = frozenset({"operation-canceled", "runner-shutdown"})
 
 
 def _minutes(value: Any) -> float | None:
@@ -49,10 +54,12 @@ def apply_job_timeout(classification: Classification, duration_s: float | None,
     """`classification` as a job_timeout when the job ran to its limit and nothing better explains it.
 
     A rule's own finding (a port clash, an OOM) stays: the timeout may be its consequence. Only an
-    unexplained log, or one whose process was merely terminated (SIGTERM, exit 143), is re-read.
+    unexplained log, one whose process was merely terminated (SIGTERM, exit 143), or one whose only
+    finding is the stop notice itself (STOP_NOTICE_RULES) is re-read.
     """
     terminated = classification.captures.get("signal", "").startswith("Terminated")
-    if classification.rule_id is not None or not (classification.category == "unknown" or terminated):
+    unexplained = classification.rule_id is None and (classification.category == "unknown" or terminated)
+    if not (unexplained or classification.rule_id in STOP_NOTICE_RULES):
         return classification
     if not reached_timeout(duration_s, limit_minutes):
         return classification
