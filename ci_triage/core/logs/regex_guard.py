@@ -156,6 +156,32 @@ def compile_pattern(source: str) -> re.Pattern[str]:
     return _compile_tree(source, parsed(source))
 
 
+def pattern_code(pattern: re.Pattern[str]) -> tuple | None:
+    """What `pattern_from_code` rebuilds `pattern` from without parsing it (its `_sre` code, as plain
+    ints), or None where this Python's internals differ. Valid for this interpreter build only: a
+    cache of it must be keyed by `sys.version` and `_sre.MAGIC`."""
+    if not _FROM_TREE or not _FROM_TREE[0]:
+        return None
+    try:
+        tree = parsed(pattern.pattern)
+        if tree.state.flags != pattern.flags:
+            return None
+        code = [int(op) for op in sre_compile._code(tree, 0)]  # MAXREPEAT is an int subclass
+        groupindex = dict(tree.state.groupdict)
+        indexgroup: list[str | None] = [None] * tree.state.groups
+        for name, index in groupindex.items():
+            indexgroup[index] = name
+        return pattern.pattern, int(tree.state.flags), code, tree.state.groups - 1, groupindex, tuple(indexgroup)
+    except Exception:  # an internal API changed
+        return None
+
+
+def pattern_from_code(entry: tuple) -> re.Pattern[str]:
+    """The pattern `pattern_code` describes (equal to `re.compile` of its source); raises on a bad entry."""
+    source, flags, code, groups, groupindex, indexgroup = entry
+    return _sre.compile(source, flags, code, groups, groupindex, tuple(indexgroup))
+
+
 def hazard(source: str) -> str | None:
     """Why `source` can take exponential time in Python's `re`, or None when no such shape is found."""
     try:
