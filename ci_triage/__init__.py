@@ -9,4 +9,4 @@ from ci_triage import rules_cache as _rules_cache  # noqa: E402
 from ci_triage.core.logs.cache_hook import register_builtin_cache as _register_builtin_cache  # noqa: E402
 
 # The built-in rule set's loaded form, kept in the user cache directory (ci_triage/rules_cache.py).
-_register_builtin_cache(_rules_cache.load, _rules_cache.store)
+_register_builtin_cache(*_rules_cache.hooks(__version__))

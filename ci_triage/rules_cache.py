@@ -34,6 +34,15 @@ _MAGIC = b"ci-triage builtin rules cache\n"
 _DIGEST = 32  # bytes of a SHA-256
 
 
+_VERSION = ["unknown"]  # ci-triage's version, given by the package (which imports this module) in `hooks`
+
+
+def hooks(version: str) -> tuple[Any, Any]:
+    """(load, store) for core.logs.cache_hook.register_builtin_cache, for ci-triage `version`."""
+    _VERSION[0] = version
+    return load, store
+
+
 def cache_dir(env: dict[str, str] | os._Environ = os.environ) -> Path | None:
     """Where the cache lives, or None when it is turned off."""
     value = env.get(ENV, "")
@@ -50,11 +59,10 @@ def cache_key(files: list[tuple[str, bytes]]) -> str:
     import _sre
     import hashlib
 
-    from ci_triage import __version__
     from ci_triage.engines import hyperscan_version
 
     digest = hashlib.sha256()
-    for part in (f"format {FORMAT}", __version__, sys.version, sys.implementation.cache_tag or "",
+    for part in (f"format {FORMAT}", _VERSION[0], sys.version, sys.implementation.cache_tag or "",
                  str(_sre.MAGIC), str(hyperscan_version()), os.uname().machine if hasattr(os, "uname") else sys.platform):
         digest.update(part.encode() + b"\0")
     for name, data in files:

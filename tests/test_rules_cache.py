@@ -130,7 +130,8 @@ def test_the_key_names_the_files_the_version_and_this_python(files, monkeypatch)
     assert rules_cache.cache_key(list(files)) == key
     assert rules_cache.cache_key(files[:-1]) != key
     assert rules_cache.cache_key([(files[0][0] + "x", files[0][1]), *files[1:]]) != key
-    monkeypatch.setattr("ci_triage.__version__", "0.0.0-other")
+    assert rules_cache._VERSION[0] == __import__("ci_triage").__version__
+    monkeypatch.setattr(rules_cache, "_VERSION", ["0.0.0-other"])
     assert rules_cache.cache_key(files) != key
     monkeypatch.undo()
     monkeypatch.setattr(engines, "hyperscan_version", lambda: "9.9.9")
