@@ -131,9 +131,15 @@ def parsed(source: str) -> Any:
 _FROM_TREE: list[bool] = []  # [whether compile_pattern may compile from the shared tree], decided once
 
 
+# source -> the `_sre` code `_compile_tree` made: what `pattern_code` hands the rule cache, not compiled twice.
+_CODES: dict[str, list[int]] = {}
+
+
 def _compile_tree(source: str, tree: Any) -> re.Pattern[str]:
     """What `re.compile(source)` does after parsing (re._compiler.compile), on a tree parsed already."""
     code = sre_compile._code(tree, 0)
+    if len(_CODES) < 4096:
+        _CODES[source] = code
     groupindex = tree.state.groupdict
     indexgroup: list[str | None] = [None] * tree.state.groups
     for name, index in groupindex.items():
@@ -166,7 +172,8 @@ def pattern_code(pattern: re.Pattern[str]) -> tuple | None:
         tree = parsed(pattern.pattern)
         if tree.state.flags != pattern.flags:
             return None
-        code = [int(op) for op in sre_compile._code(tree, 0)]  # MAXREPEAT is an int subclass
+        made = _CODES.get(pattern.pattern)
+        code = [int(op) for op in (made if made is not None else sre_compile._code(tree, 0))]  # MAXREPEAT: an int subclass
         groupindex = dict(tree.state.groupdict)
         indexgroup: list[str | None] = [None] * tree.state.groups
         for name, index in groupindex.items():
