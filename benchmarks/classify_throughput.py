@@ -10,6 +10,11 @@ Measured in one run, each in a fresh process (issue 10.7):
   RSS of `ci-triage classify` on a `--big-mb` log;
 - the pure-Python scanner (`--engine python`, what runs where hyperscan is missing) in process on
   the same log, once: its MB/s, and whether its result is the same as the default engine's.
+Each `ci-triage` process runs with the built-in rules' cache (ci_triage/rules_cache.py) in the
+work directory: warm (a file an earlier run wrote) and, for the whole-process and small-log figures
+and the start-up on a one-line log, also cold (an empty cache directory per run, as on a fresh
+machine: rules parsed and checked, hyperscan database compiled, cache file written). The targets are
+judged on the warm figures; the cold ones are printed beside them.
 Then each target is printed as met or MISSED.
 
 Writes a synthetic GitHub Actions job log (timestamps, `##[group]` sections, pip/pytest/vLLM-like
@@ -259,9 +264,11 @@ def _run_polled(command: list[str]) -> tuple[float, int, int, str]:
     return seconds, usage, peak_private, out.decode(errors="replace")
 
 
-def _best(command: list[str], repeat: int, env: dict | None = None) -> float:
+def _best(command: list[str], repeat: int, env: dict | None = None, before=None) -> float:
     best = float("inf")
-    for _ in range(repeat):
+    for index in range(repeat):
+        if before is not None:
+            env = before(index)
         started = time.perf_counter()
         done = subprocess.run(command, capture_output=True, env=env)
         best = min(best, time.perf_counter() - started)
@@ -299,12 +306,24 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit("grep is not installed")
     grep_env = {**os.environ, "LC_ALL": "C"}
     ours = [sys.executable, "-m", "ci_triage", "classify", "--format", "json"]
+    # The built-in rules' cache (ci_triage/rules_cache.py): "warm" runs read a cache file an earlier
+    # run wrote, "cold" ones start from an empty cache directory each (a first run on a fresh machine:
+    # the rules are parsed and checked, the hyperscan database compiled, and the file written). Both
+    # are measured; neither touches the user's own cache.
+    cache_env = "CI_TRIAGE_RULES_CACHE"
     if args.engine != "auto":
         print("note: the whole-process runs use the engine `auto` picks; --engine applies to the in-process run")
     if args.workdir:
         args.workdir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="ci-triage-bench-", dir=args.workdir) as workdir:
         log_path = Path(workdir, "job.log")
+        warm_env = {**os.environ, cache_env: str(Path(workdir, "rules-cache-warm"))}
+        cold_dirs = iter(range(10**6))
+
+        def cold_env(_index: int) -> dict:
+            return {**os.environ, cache_env: str(Path(workdir, f"rules-cache-cold-{next(cold_dirs)}"))}
+
+        os.environ[cache_env] = warm_env[cache_env]  # this process and the --measure children: warm
         size = int(args.size_mb * 1_000_000)
         started = time.perf_counter()
         generate_log(log_path, size)
@@ -317,10 +336,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"patterns: {len(patterns)} converted to ERE, {len(skipped)} skipped (lookaround/backreference)")
 
         grep_seconds, grep_lines = measure_grep(log_path, patterns_path, args.repeat)
+        tiny = Path(workdir, "tiny.log")
+        tiny.write_text(_stamp(0, 0) + "##[error]Process completed with exit code 1.\n", encoding="utf-8")
+        subprocess.run([*ours, str(tiny)], capture_output=True, env=warm_env, check=True)  # writes the warm cache
+        startup_warm = _best([*ours, str(tiny)], args.repeat, warm_env)
+        startup_cold = _best([*ours, str(tiny)], args.repeat, before=cold_env)
         child = subprocess.run([sys.executable, __file__, "--measure", str(log_path), "--engine", args.engine,
                                 "--repeat", str(args.repeat)], capture_output=True, text=True, check=True)
         inner = json.loads(child.stdout)
-        whole = _best([*ours, str(log_path)], args.repeat)
+        whole = _best([*ours, str(log_path)], args.repeat, warm_env)
+        whole_cold = _best([*ours, str(log_path)], args.repeat, before=cold_env)
 
         # hyperscan stays optional: the pure-Python scanner must find the same result (only slower).
         python_inner = auto_on_python = None
@@ -345,14 +370,15 @@ def main(argv: list[str] | None = None) -> int:
             generate_log(path, int(args.small_kb * 1000), seed=index)
             smalls.append(str(path))
         grep_small = _best(["grep", "-E", "-f", str(patterns_path), *smalls], args.repeat, grep_env)
-        ours_small = _best([*ours, *smalls], args.repeat)
+        ours_small = _best([*ours, *smalls], args.repeat, warm_env)
+        ours_small_cold = _best([*ours, *smalls], args.repeat, before=cold_env)
         for path in smalls:
             os.unlink(path)
 
         big_path = Path(workdir, "big.log")
         generate_log(big_path, int(args.big_mb * 1_000_000))
         big_size = big_path.stat().st_size
-        big_seconds, big_rss, big_private, big_out = _run_polled([*ours, str(big_path)])
+        big_seconds, big_rss, big_private, big_out = _run_polled([*ours, str(big_path)])  # warm (environ)
         big_result = json.loads(big_out)[0]
         big_path.unlink()
 
@@ -363,10 +389,14 @@ def main(argv: list[str] | None = None) -> int:
           f"{inner['lines_kept']} lines kept)")
     print(f"result:      {inner['category']} ({inner['rule_id']}) at line {inner['root_line']}, captures {inner['captures']}")
     print(f"ratio (ci-triage / grep throughput), in process: {our_rate / grep_rate:.2f}")
+    print(f"start-up (whole process on a 1-line log): warm rules cache {startup_warm:.3f} s, "
+          f"cold (empty cache directory) {startup_cold:.3f} s")
     print(f"ratio (grep time / ci-triage time), whole process `ci-triage classify FILE` vs `grep -E -f`, "
-          f"{size / 1e6:.0f} MB: {grep_seconds / whole:.2f}  ({whole:.3f} s vs {grep_seconds:.3f} s)")
-    print(f"{args.small_count} x {args.small_kb:.0f} KB logs in one call: ci-triage {ours_small:.3f} s, grep "
-          f"{grep_small:.3f} s, ci-triage / grep time = {ours_small / grep_small:.2f}")
+          f"{size / 1e6:.0f} MB: warm rules cache {grep_seconds / whole:.2f}  ({whole:.3f} s vs {grep_seconds:.3f} s); "
+          f"cold {grep_seconds / whole_cold:.2f}  ({whole_cold:.3f} s)")
+    print(f"{args.small_count} x {args.small_kb:.0f} KB logs in one call: ci-triage {ours_small:.3f} s warm, "
+          f"{ours_small_cold:.3f} s cold, grep {grep_small:.3f} s, ci-triage / grep time = "
+          f"{ours_small / grep_small:.2f} warm, {ours_small_cold / grep_small:.2f} cold")
     print(f"{big_size / 1e9:.1f} GB log, whole process: {big_seconds:.1f} s, peak private memory "
           f"{big_private / 2**20:.0f} MiB, peak RSS {big_rss / 2**20:.0f} MiB (mmap'd file pages count in RSS "
           f"until released); result {big_result['category']}")
@@ -382,8 +412,10 @@ def main(argv: list[str] | None = None) -> int:
               f"({', '.join(fields)})")
     # Issue 10.7's targets.
     targets = [
-        ("whole process grep time / ci-triage time >= 1.0", grep_seconds / whole >= 1.0),
-        (f"{args.small_count} small logs in one call: ci-triage / grep time <= 3", ours_small / grep_small <= 3.0),
+        (f"whole process grep time / ci-triage time >= 1.0 (warm rules cache; cold: {grep_seconds / whole_cold:.2f})",
+         grep_seconds / whole >= 1.0),
+        (f"{args.small_count} small logs in one call: ci-triage / grep time <= 3 (warm; cold: "
+         f"{ours_small_cold / grep_small:.2f})", ours_small / grep_small <= 3.0),
         (f"private memory on the {big_size / 1e9:.1f} GB log <= 64 MiB", big_private <= 64 * 2**20),
         ("pure-Python scanner gives identical results", same is not False and same is not None),
     ]

@@ -26,6 +26,24 @@ from ci_triage.core.logs.scan import (
 )
 
 
+# Serialized databases an earlier process built (the shell's rule cache, ci_triage/rules_cache.py, puts the
+# built-in rules' here): needles -> (kind, hyperscan.dumpb bytes). Used once each, then dropped.
+_PREBUILT: dict[tuple[Needle, ...], tuple[str, bytes]] = {}
+
+
+def prebuilt_database(needles: Sequence[Needle], kind: str, serialized: bytes) -> None:
+    _PREBUILT[tuple(needles)] = (kind, serialized)
+
+
+def hyperscan_version() -> str | None:
+    """The installed hyperscan binding's version, or None when it does not import."""
+    try:
+        import hyperscan
+    except Exception:
+        return None
+    return str(getattr(hyperscan, "__version__", "unknown"))
+
+
 class HyperscanScanner:
     """All needles in one pass (Hyperscan's multi-literal matchers)."""
 
@@ -38,9 +56,21 @@ class HyperscanScanner:
         self.terminated = getattr(hyperscan, "ScanTerminated", hyperscan.error)
         self.takes_views = True
         self.count = len(needles)
-        self.partnered: list[tuple[int, re.Pattern[bytes]]] = []
+        self.kind = "none"
+        # (needle index, text) of the caseless needles spelling i, k or s; their regexes on first need.
+        self._partner_texts: list[tuple[int, str]] = []
+        self._partnered: list[tuple[int, re.Pattern[bytes]]] | None = None
         if not needles:
             return
+        partnered = [(index, text) for index, (text, caseless) in enumerate(needles)
+                     if caseless and any(char in CASE_PARTNERS for char in text.lower())]
+        prebuilt = _PREBUILT.pop(tuple(needles), None)
+        if prebuilt is not None:
+            database = self._loaded(hyperscan, *prebuilt)
+            if database is not None:
+                self.database, self.kind = database, prebuilt[0]
+                self._partner_texts = partnered if self.kind == "literal" else []
+                return
         flags = [hyperscan.HS_FLAG_CASELESS if caseless else 0 for _, caseless in needles]
         try:
             # Hyperscan's literal compiler (5.2+) builds the database in a quarter of the time. It folds
@@ -52,17 +82,46 @@ class HyperscanScanner:
             database.compile(expressions=[text.encode() for text, _ in needles] + partners,
                              ids=list(range(len(needles) + len(partners))), elements=len(needles) + len(partners),
                              flags=flags + [0] * len(partners), literal=True)
-            self.partnered = [(index, re.compile(caseless_bytes_regex(text), re.IGNORECASE))
-                              for index, (text, caseless) in enumerate(needles)
-                              if caseless and any(char in CASE_PARTNERS for char in text.lower())]
+            self._partner_texts, self.kind = partnered, "literal"
         except (TypeError, hyperscan.error):  # no literal compiler: every needle as a regex
             expressions = [caseless_bytes_regex(text) if caseless else b"".join(b"\\x%02x" % b for b in text.encode())
                            for text, caseless in needles]
             database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
             database.compile(expressions=expressions, ids=list(range(len(needles))), elements=len(needles),
                              flags=flags)
-            self.partnered = []
+            self._partner_texts, self.kind = [], "regex"
         self.database = database
+
+    @staticmethod
+    def _loaded(hyperscan: Any, kind: str, serialized: bytes) -> Any | None:
+        """A serialized database, if it loads and scans on this machine; None sends the caller to
+        compiling one. (Hyperscan checks the blob's version, platform and checksum itself; the cache
+        file's own SHA-256 and key were checked before it got here.)"""
+        if kind not in ("literal", "regex"):
+            return None
+        try:
+            database = hyperscan.loadb(serialized, hyperscan.HS_MODE_BLOCK)
+            database.scratch = hyperscan.Scratch(database)  # loadb gives none; scan refuses without
+            database.scan(b"\n", match_event_handler=lambda *_: None)  # a CPU it was not built for fails here
+        except Exception:  # another CPU, a damaged blob, another library build
+            return None
+        return database
+
+    def serialized(self) -> tuple[str, bytes] | None:
+        """(kind, bytes) that `prebuilt_database` takes back in another process, or None."""
+        if self.database is None:
+            return None
+        import hyperscan
+
+        return self.kind, bytes(hyperscan.dumpb(self.database))
+
+    @property
+    def partnered(self) -> list[tuple[int, re.Pattern[bytes]]]:
+        if self._partnered is None:
+            # A bytes pattern folds ASCII case only; caseless_bytes_regex adds the non-ASCII partners.
+            self._partnered = [(index, re.compile(caseless_bytes_regex(text), re.IGNORECASE))
+                               for index, text in self._partner_texts]
+        return self._partnered
 
     def hits(self, data, lo: int, hi: int) -> list[tuple[int, int]]:
         if self.database is None or hi <= lo:

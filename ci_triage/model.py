@@ -10,6 +10,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 
+# The values log classification makes live in the core, so `ci-triage classify` imports these six
+# dataclasses and not the report's twenty (each costs ~1 ms to create); they are part of the model.
+from ci_triage.core.logs.values import Classification, Frame, LogLine, RootCause, RuleMatch, Step  # noqa: F401
+
 
 class Verdict(StrEnum):
     INFRA_FLAKE = "infra_flake"
@@ -92,16 +96,6 @@ class Run:
 
 
 @dataclass(frozen=True)
-class Step:
-    number: int
-    name: str
-    status: str
-    conclusion: str | None
-    started_at: datetime | None
-    completed_at: datetime | None
-
-
-@dataclass(frozen=True)
 class Job:
     id: int
     run_id: int
@@ -134,56 +128,6 @@ class Job:
         if self.started_at is None or self.completed_at is None:
             return None
         return (self.completed_at - self.started_at).total_seconds()
-
-
-@dataclass(frozen=True)
-class LogLine:
-    number: int  # 1-based line number in the raw log as downloaded
-    text: str  # without timestamp prefix, ANSI codes or trailing newline
-    step: str | None  # the step section the line belongs to, when known
-    timestamp: str | None = None  # as printed by the runner (ISO 8601, 7 fractional digits)
-
-
-@dataclass(frozen=True)
-class Frame:
-    """One frame of a stack (any language's), with its path made comparable to the PR's files."""
-
-    path: str  # repo-relative when inside the checkout, else as printed
-    line: int  # 0 when the format names no source line (glibc's backtrace_symbols)
-    function: str
-    package: str | None = None  # code outside the checkout: site-packages top-level name, crate, module...
-    stack: int = 0  # which stack of the excerpt (a chained exception, a sanitizer's second stack, ...)
-
-
-@dataclass(frozen=True)
-class RootCause:
-    line: int
-    text: str
-    step: str | None
-
-
-@dataclass(frozen=True)
-class RuleMatch:
-    rule_id: str
-    category: str
-    retryable: bool
-    priority: int
-    line: LogLine
-    captures: dict[str, str] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Classification:
-    category: str
-    retryable: bool
-    rule_id: str | None
-    root_cause: RootCause | None
-    captures: dict[str, str]
-    frames: tuple[Frame, ...]
-    failed_tests: tuple[str, ...]
-    fingerprint: str | None
-    matches: tuple[RuleMatch, ...] = ()
-    source: str = "log"  # "log", or "annotations" when the log was missing or silent
 
 
 @dataclass(frozen=True)

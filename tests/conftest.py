@@ -17,6 +17,16 @@ from ci_triage.store import Store
 
 DEMO_REPO = "speco-demo/verl-speco"
 
+# The built-in rules' cache (ci_triage/rules_cache.py) of the test processes and of every `ci-triage`
+# they start: a directory of their own, set before collection (modules load rules at import).
+if "CI_TRIAGE_RULES_CACHE" not in os.environ:
+    import atexit
+    import shutil
+    import tempfile
+
+    os.environ["CI_TRIAGE_RULES_CACHE"] = _RULES_CACHE = tempfile.mkdtemp(prefix="ci-triage-test-rules-cache-")
+    atexit.register(shutil.rmtree, _RULES_CACHE, True)
+
 
 @pytest.fixture(autouse=True, scope="session")
 def _private_user_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:

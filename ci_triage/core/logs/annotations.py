@@ -15,7 +15,7 @@ from typing import Any
 from ci_triage.core.logs.classify import classify
 from ci_triage.core.logs.fingerprint import fingerprint
 from ci_triage.core.logs.rules import RuleSet
-from ci_triage.model import Classification, LogLine, RootCause
+from ci_triage.core.logs.values import Classification, LogLine, RootCause
 
 ANNOTATION_STEP = "(annotation)"
 

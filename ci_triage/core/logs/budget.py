@@ -13,7 +13,7 @@ from ci_triage.core.logs.logparse import RawLog
 from ci_triage.core.logs.matcher import relevant_lines
 from ci_triage.core.logs.regex_guard import Budget, BudgetExceeded, within
 from ci_triage.core.logs.rules import RuleSet
-from ci_triage.model import Classification, Step
+from ci_triage.core.logs.values import Classification, Step
 
 # Seconds the rules may spend on one log; a log that needs more is reported unknown with a note.
 DEFAULT_BUDGET_S = 20.0

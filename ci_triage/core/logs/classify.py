@@ -15,7 +15,7 @@ from ci_triage.core.logs.frames import frames_in
 from ci_triage.core.logs.matcher import context_before, find_matches, with_context
 from ci_triage.core.logs.rules import RuleSet
 from ci_triage.core.logs.scorer import CONTEXT_LINES, best_line
-from ci_triage.model import Classification, Frame, LogLine, RootCause, RuleMatch
+from ci_triage.core.logs.values import Classification, Frame, LogLine, RootCause, RuleMatch
 
 
 

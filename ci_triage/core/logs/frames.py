@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from ci_triage.model import Frame
+from ci_triage.core.logs.values import Frame
 
 # Bounds: a frame line is short, so only the first MAX_LINE characters of a line are read; a stack is cut
 # to its MAX_PER_STACK innermost frames and an excerpt to its last MAX_STACKS stacks.

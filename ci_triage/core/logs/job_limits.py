@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from ci_triage.model import Classification
+from ci_triage.core.logs.values import Classification
 
 GITHUB_DEFAULT_TIMEOUT_MINUTES = 360.0  # a job without timeout-minutes; also the hosted runners' cap
 # The runner cancels within seconds of the limit; the jobs API rounds times to the second.

@@ -32,7 +32,7 @@ from bisect import bisect_right
 from collections.abc import Iterable, Iterator
 from datetime import UTC
 
-from ci_triage.model import LogLine, Step
+from ci_triage.core.logs.values import LogLine, Step
 
 # ASCII digits only: `\d` would also accept other scripts' digits, which the runner never writes.
 _STAMP_BYTES = rb"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?Z"

@@ -47,7 +47,7 @@ from ci_triage.core.logs.scan import (  # noqa: F401 (CASE_PARTNERS, caseless_by
     caseless_bytes_regex,
     make_scanner,
 )
-from ci_triage.model import LogLine, RuleMatch, Step
+from ci_triage.core.logs.values import LogLine, RuleMatch, Step
 
 
 # Lines classification needs besides rule matches: section headers name steps, the first

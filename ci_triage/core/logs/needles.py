@@ -84,8 +84,24 @@ def _cover(items: Iterable[tuple], caseless: bool) -> frozenset[Needle] | None:
     return max(candidates, key=_score) if candidates else None
 
 
+# (source, flags) -> needles, as `pattern_needles` found them in an earlier process (the shell's rule
+# cache, ci_triage/rules_cache.py, fills it for the built-in rules, under a key naming this Python).
+_KNOWN: dict[tuple[str, int], frozenset[Needle] | None] = {}
+
+
+def remember_needles(known: dict[tuple[str, int], frozenset[Needle] | None]) -> None:
+    _KNOWN.update(known)
+
+
 def pattern_needles(pattern: re.Pattern[str]) -> frozenset[Needle] | None:
     """Needles one of which is in every text `pattern` finds a match in; None if none is known."""
+    key = (pattern.pattern, pattern.flags)
+    if key in _KNOWN:
+        return _KNOWN[key]
+    return _pattern_needles(pattern)
+
+
+def _pattern_needles(pattern: re.Pattern[str]) -> frozenset[Needle] | None:
     try:
         tree = parsed(pattern.pattern)  # the tree the hazard check read, when the flags are all inline
         if (tree.state.flags | re.UNICODE) != (pattern.flags | re.UNICODE):

@@ -11,10 +11,11 @@ import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from functools import cache
-from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from ci_triage.core import limits
+from ci_triage.core.logs.cache_hook import BUILTIN_CACHE as _BUILTIN_CACHE
 from ci_triage.core.categories import CATEGORIES, NEVER_RETRYABLE
 from ci_triage.core.logs.regex_guard import check_budget, compile_pattern, hazard, linear_engine
 from ci_triage.errors import ConfigError
@@ -213,17 +214,24 @@ def check_examples(rule_set: RuleSet) -> list[str]:
     return problems
 
 
-@cache
-def builtin_rules() -> RuleSet:
-    """The built-in rules: one file per family under ci_triage/rules/builtin/, loaded in name order.
+def builtin_files() -> list[tuple[str, bytes]]:
+    """(name, bytes) of each built-in rule file, in priority (name) order."""
+    # The package's folder (ci_triage/rules/builtin) read directly where it is one: importlib.resources
+    # costs ~10 ms of imports at every start.
+    folder = Path(__file__).resolve().parent.parent.parent / "rules" / "builtin"
+    if not folder.is_dir():
+        from importlib import resources
 
-    Name order is priority order across files, as file order is within one.
-    """
-    folder = resources.files("ci_triage.rules").joinpath("builtin")
-    files = sorted((entry for entry in folder.iterdir() if entry.name.endswith(".toml")),
-                   key=lambda entry: entry.name)
-    parts = [parse_rules(entry.read_text(encoding="utf-8"), origin=f"built-in rules ({entry.name})",
-                         trusted=True) for entry in files]
+        folder = resources.files("ci_triage.rules").joinpath("builtin")
+    return [(entry.name, entry.read_bytes()) for entry in
+            sorted((entry for entry in folder.iterdir() if entry.name.endswith(".toml")), key=lambda e: e.name)]
+
+
+def parse_builtin(files: list[tuple[str, bytes]]) -> RuleSet:
+    """The rule set the built-in files make: one file per family, name order is priority order
+    across files, as file order is within one."""
+    parts = [parse_rules(data.decode("utf-8"), origin=f"built-in rules ({name})", trusted=True)
+             for name, data in files]
     rules = [rule for part in parts for rule in part.rules]
     seen: set[str] = set()
     for rule in rules:
@@ -232,6 +240,27 @@ def builtin_rules() -> RuleSet:
         seen.add(rule.id)
     return RuleSet(version=max(part.version for part in parts),
                    rules=tuple(replace(rule, priority=index) for index, rule in enumerate(rules)))
+
+
+@cache
+def builtin_rules() -> RuleSet:
+    """The built-in rules: one file per family under ci_triage/rules/builtin/, loaded in name order
+    (`parse_builtin`), or their cached form when the shell registered a cache and it holds these files."""
+    files = builtin_files()
+    for load, _ in _BUILTIN_CACHE:
+        try:
+            cached = load(files)
+        except Exception:  # a cache never breaks loading: the files are parsed instead
+            cached = None
+        if cached is not None:
+            return cached
+    rule_set = parse_builtin(files)
+    for _, store in _BUILTIN_CACHE:
+        try:
+            store(files, rule_set)
+        except Exception:
+            pass
+    return rule_set
 
 
 def merge_rule_sets(base: RuleSet, extra: RuleSet) -> RuleSet:

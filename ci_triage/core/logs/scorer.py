@@ -25,7 +25,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from ci_triage.model import LogLine, RuleMatch
+from ci_triage.core.logs.values import LogLine, RuleMatch
 
 CONTEXT_LINES = 400  # as matcher.CONTEXT_LINES: the lines kept before every rule match
 MIN_SCORE = 3.0  # below this a line has no error evidence of its own: the boilerplate line stands in

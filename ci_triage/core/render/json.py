@@ -8,12 +8,14 @@ may print `root_cause.text` as it is.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ci_triage.core.render.common import root_cause_url
 from ci_triage.core.text import shown_tree
 from ci_triage.core.timefmt import iso
-from ci_triage.model import Classification, JobVerdict, PullReport, RootCause
+from ci_triage.core.logs.values import Classification, RootCause
+
+if TYPE_CHECKING:  # the report's values: `classify --format json` needs none of them
+    from ci_triage.model import JobVerdict, PullReport
 
 SCHEMA_VERSION = 1
 
@@ -60,6 +62,8 @@ def outcome_outputs(outcome: Any) -> dict[str, str]:
 
 
 def job_entry(verdict: JobVerdict) -> dict[str, Any]:
+    from ci_triage.core.render.common import root_cause_url  # the report's model: not for classify
+
     facts = verdict.facts
     job, run, c = facts.job, facts.run, facts.classification
     root = c.root_cause

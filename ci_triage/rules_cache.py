@@ -1,0 +1,222 @@
+"""A cache of the built-in rule set's loaded form, so a `ci-triage classify` does not parse and check
+~900 patterns and compile a hyperscan database at every start (~240 ms of a short call).
+
+What is kept, in one file of the user cache directory (`platformdirs.user_cache_dir("ci-triage")`,
+or the directory $CI_TRIAGE_RULES_CACHE names; `CI_TRIAGE_RULES_CACHE=off` turns the cache off):
+- each rule's fields, and each pattern as `re`'s compiled code (regex_guard.pattern_code), which
+  `_sre.compile` takes back without parsing; the hazard check and every other check of the rule
+  files ran when the file was written, on the same bytes;
+- each pattern's needles (core/logs/needles.py), which the matcher would find by parsing it again;
+- the matcher's hyperscan database, serialized (`hyperscan.dumpb`), for the needles it was built for.
+
+The file is named by a key: a SHA-256 of the built-in rule files' names and bytes, ci-triage's
+version, this Python (`sys.version`, its bytecode tag, `_sre.MAGIC`), the hyperscan binding's version
+and the machine type, and FORMAT. A changed rule file, another Python or another hyperscan is another
+key, so a stale file is never read; the file also holds the key and a SHA-256 of its payload, checked
+before anything in it is used. Any read error, mismatch or damage means the rules are parsed as
+without a cache (never a wrong result, never a traceback), and the file is then rewritten. A
+serialized database is used only if it loads and finds every needle in a text of the needles
+(engines.HyperscanScanner._loaded), else it is compiled. Writes go to a temporary file renamed over
+the final one, so concurrent writers each leave a whole file. Only the built-in rule files are
+cached: rules from a repository or `--rules` are parsed and checked at every load.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+FORMAT = 1  # bump when what is written, or how it is read, changes
+ENV = "CI_TRIAGE_RULES_CACHE"
+_MAGIC = b"ci-triage builtin rules cache\n"
+_DIGEST = 32  # bytes of a SHA-256
+
+
+_VERSION = ["unknown"]  # ci-triage's version, given by the package (which imports this module) in `hooks`
+
+
+def hooks(version: str) -> tuple[Any, Any]:
+    """(load, store) for core.logs.cache_hook.register_builtin_cache, for ci-triage `version`."""
+    _VERSION[0] = version
+    return load, store
+
+
+def cache_dir(env: dict[str, str] | os._Environ = os.environ) -> Path | None:
+    """Where the cache lives, or None when it is turned off."""
+    value = env.get(ENV, "")
+    if value.strip().lower() in ("off", "0", "no", "false"):
+        return None
+    if value:
+        return Path(value).expanduser()
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("ci-triage"))
+
+
+def cache_key(files: list[tuple[str, bytes]]) -> str:
+    import _sre
+    import hashlib
+
+    from ci_triage.engines import hyperscan_version
+
+    digest = hashlib.sha256()
+    for part in (f"format {FORMAT}", _VERSION[0], sys.version, sys.implementation.cache_tag or "",
+                 str(_sre.MAGIC), str(hyperscan_version()), os.uname().machine if hasattr(os, "uname") else sys.platform):
+        digest.update(part.encode() + b"\0")
+    for name, data in files:
+        digest.update(name.encode() + b"\0" + str(len(data)).encode() + b"\0" + data)
+    return digest.hexdigest()
+
+
+def cache_path(directory: Path, key: str) -> Path:
+    return directory / f"builtin-rules-{key[:32]}.cache"
+
+
+# --- reading ----------------------------------------------------------------------------------
+
+def load(files: list[tuple[str, bytes]]) -> Any | None:
+    """The built-in rule set `files` make, from the cache, or None (no cache, another key, damage)."""
+    directory = cache_dir()
+    if directory is None:
+        return None
+    key = cache_key(files)
+    try:
+        blob = cache_path(directory, key).read_bytes()
+    except OSError:
+        return None
+    return decode(blob, key)
+
+
+def decode(blob: bytes, key: str) -> Any | None:
+    import hashlib
+    import marshal
+
+    head = _MAGIC + key.encode() + b"\n"
+    if not blob.startswith(head) or len(blob) < len(head) + _DIGEST:
+        return None
+    digest, payload = blob[len(head):len(head) + _DIGEST], blob[len(head) + _DIGEST:]
+    if hashlib.sha256(payload).digest() != digest:
+        return None
+    try:
+        return _restore(marshal.loads(payload))
+    except Exception:  # a payload that passed the digest but not our reading of it: parse instead
+        return None
+
+
+def _restore(payload: dict) -> Any:
+    from array import array
+
+    from ci_triage.core.logs.needles import remember_needles
+    from ci_triage.core.logs.regex_guard import pattern_from_code
+    from ci_triage.core.logs.rules import Rule, RuleSet
+
+    if payload["format"] != FORMAT:
+        raise ValueError("another format")
+    patterns = [pattern_from_code((source, flags, array("I", code).tolist(), groups, groupindex, indexgroup))
+                for source, flags, code, groups, groupindex, indexgroup in payload["patterns"]]
+    rules = []
+    for (rule_id, category, retryable, priority, description, pattern_ids, exclude_ids, examples, near_misses,
+         boilerplate) in payload["rules"]:
+        own = tuple(patterns[index] for index in pattern_ids)
+        excluded = tuple(patterns[index] for index in exclude_ids)
+        rules.append(Rule(id=rule_id, category=category, retryable=retryable, priority=priority,
+                          description=description, patterns=own, exclude=excluded, examples=tuple(examples),
+                          near_misses=tuple(near_misses), boilerplate=boilerplate, searchers=own,
+                          exclude_searchers=excluded, engine="re"))
+    remember_needles({(source, flags): cover for source, flags, cover in payload["needles"]})
+    database = payload.get("hyperscan")
+    if database is not None:
+        from ci_triage.engines import prebuilt_database
+
+        needles, kind, serialized = database
+        prebuilt_database(needles, kind, serialized)
+    return RuleSet(version=payload["version"], rules=tuple(rules))
+
+
+# --- writing ----------------------------------------------------------------------------------
+
+def store(files: list[tuple[str, bytes]], rule_set: Any) -> None:
+    """Write the cache for `files` (best effort: an unwritable directory only means no cache)."""
+    import hashlib
+
+    directory = cache_dir()
+    if directory is None:
+        return
+    payload = encode(rule_set)
+    if payload is None:
+        return
+    key = cache_key(files)
+    write_atomically(cache_path(directory, key),
+                     _MAGIC + key.encode() + b"\n" + hashlib.sha256(payload).digest() + payload)
+
+
+def encode(rule_set: Any) -> bytes | None:
+    """The payload for `rule_set`, or None when this Python's `re` internals cannot be cached. Builds
+    the matcher (engine "auto"), which the process then uses: it would be built next anyway."""
+    import marshal
+    from array import array
+
+    from ci_triage.core.logs.matcher import matcher_for
+    from ci_triage.core.logs.needles import pattern_needles, remember_needles
+    from ci_triage.core.logs.regex_guard import pattern_code
+
+    index_of: dict[tuple[str, int], int] = {}
+    entries: list[tuple] = []
+    needles: list[tuple] = []
+    known: dict[tuple[str, int], Any] = {}
+
+    def ids(patterns: tuple) -> list[int] | None:
+        found = []
+        for pattern in patterns:
+            key = (pattern.pattern, pattern.flags)
+            if key not in index_of:
+                entry = pattern_code(pattern)
+                if entry is None:
+                    return None
+                source, flags, code, groups, groupindex, indexgroup = entry
+                index_of[key] = len(entries)
+                entries.append((source, flags, array("I", code).tobytes(), groups, groupindex, indexgroup))
+                cover = known[key] = pattern_needles(pattern)
+                needles.append((pattern.pattern, pattern.flags, cover))  # marshal keeps frozensets and tuples
+            found.append(index_of[key])
+        return found
+
+    rules = []
+    for rule in rule_set.rules:
+        if rule.engine != "re" or rule.searchers != rule.patterns:
+            return None  # only the trusted built-in form (Python's patterns search) is cached
+        own, excluded = ids(rule.patterns), ids(rule.exclude)
+        if own is None or excluded is None:
+            return None
+        rules.append((rule.id, rule.category, rule.retryable, rule.priority, rule.description, own, excluded,
+                      list(rule.examples), list(rule.near_misses), rule.boilerplate))
+    payload: dict[str, Any] = {"format": FORMAT, "version": rule_set.version, "patterns": entries, "rules": rules,
+                               "needles": needles, "hyperscan": None}
+    remember_needles(known)  # the matcher reads them next, not parsing each pattern a second time
+    scanner = matcher_for(rule_set, "auto").scanner
+    serialized = getattr(scanner, "serialized", None)
+    database = serialized() if serialized is not None else None
+    if database is not None:
+        payload["hyperscan"] = (tuple(matcher_for(rule_set, "auto").needles), *database)
+    return marshal.dumps(payload)
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    import tempfile
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".builtin-rules-", suffix=".tmp")
+    except OSError:
+        return
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+        os.replace(temporary, path)
+    except OSError:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
