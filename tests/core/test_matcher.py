@@ -215,3 +215,21 @@ def test_long_line_windows_holding_needles_are_those_a_window_by_window_check_fi
     expected = [(lo, min(lo + WINDOW, len(text))) for lo in range(0, max(len(text) - step, 1), step)
                 if needles.search(text, lo, min(lo + WINDOW, len(text)))]
     assert list(_windows_with_needles(text, needles)) == expected
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("cause", [
+    "No Space Left On Device",  # a caseless needle, in another case than the rule's
+    "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB",
+    "No \u017fpace left on device",  # a non-ASCII letter re.IGNORECASE folds to s
+])
+def test_a_long_line_is_matched_where_only_its_own_needles_are(engine, cause):
+    """On a line longer than WINDOW only the needles the line holds pick windows and patterns (a
+    line full of one rule's needles no longer costs every caseless rule a regex crawl through it);
+    the answer is the window-by-window check's, whatever the case of the needle."""
+    rules = builtin_rules()
+    text = "FAILED assert " * (3 * WINDOW // 14) + cause + " x" * WINDOW
+    line = next(iter(parse_log(text)))
+    expected = straightforward([line], rules)
+    assert expected, "the cause must match in the window-by-window check"
+    assert relevant_lines(text.encode(), rules, engine=engine).matches == expected

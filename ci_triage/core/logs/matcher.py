@@ -178,9 +178,11 @@ class _Keep:
         self.matches.append(RuleMatch(rule.id, rule.category, rule.retryable, rule.priority, line, captures))
 
 
-def _window_match(rule: Rule, text: str, lo: int, hi: int) -> dict[str, str] | None:
-    """`Rule.match` on text[lo:hi], seeing the real text around it (`^` only at the line's start)."""
-    for pattern in rule.patterns:
+def _window_match(rule: Rule, text: str, lo: int, hi: int,
+                  patterns: Sequence[re.Pattern[str]] | None = None) -> dict[str, str] | None:
+    """`Rule.match` on text[lo:hi], seeing the real text around it (`^` only at the line's start);
+    `patterns`, when given, are the only ones of the rule's patterns that can match this line."""
+    for pattern in rule.patterns if patterns is None else patterns:
         found = pattern.search(text, lo, hi)
         if found:
             if any(excluded.search(text, lo, hi) for excluded in rule.exclude):
@@ -218,15 +220,44 @@ def _windows_with_needles(text: str, needles: re.Pattern[str] | None) -> Iterato
         position = (home + 1) * step
 
 
+class _LongLine:
+    """Which needles a line longer than WINDOW holds, each found once by a C-speed substring search
+    (a regex alternation of a rule's needles crawls through megabytes)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._lowered: str | None = None
+        # Non-ASCII letters that re.IGNORECASE folds to i, k or s: where they are, a lowered copy
+        # would miss a caseless needle, so such needles count as present and the regex decides.
+        self._partnered = any(char in text for partners in CASE_PARTNERS.values() for char in partners)
+        self._held: dict[Needle, bool] = {}
+
+    def holds(self, needle: Needle) -> bool:
+        held = self._held.get(needle)
+        if held is None:
+            literal, caseless = needle
+            if not caseless:
+                held = literal in self.text
+            elif self._partnered or not literal.isascii():
+                held = True
+            else:
+                if self._lowered is None:
+                    self._lowered = self.text.lower()
+                held = literal.lower() in self._lowered
+            self._held[needle] = held
+        return held
+
+
 class Matcher:
     def __init__(self, rule_set: RuleSet, engine: str = "auto") -> None:
         self.rule_set = rule_set
-        # A rule's needles as plain strings when none is caseless: `str in` rules a long line out at
-        # memchr speed, where the needle regex would crawl through it.
-        self.literals: list[tuple[str, ...] | None] = []
         pattern_covers = [[pattern_needles(pattern) for pattern in rule.patterns] for rule in rule_set.rules]
         cover_of = [frozenset().union(*covers) if all(covers) else None for covers in pattern_covers]
         self.covers = cover_of
+        # On a long line each pattern is tried only where its own needles are (a line full of one
+        # rule's needles would otherwise cost every pattern of every rule, in every window).
+        self.pattern_covers = pattern_covers
+        self._window_regexes: dict[frozenset[Needle], re.Pattern[str]] = {}
         # A rule with no needle must be tried on every line: correct, but no faster than before.
         self.always = tuple(priority for priority, cover in enumerate(cover_of) if cover is None)
         self.exhaustive = bool(self.always)
@@ -237,7 +268,6 @@ class Matcher:
         # name the only patterns that can match it.
         self.patterns_of_needle: list[list[tuple[int, int]]] = [[] for _ in self.needles]
         for priority, (rule, cover) in enumerate(zip(rule_set.rules, cover_of)):
-            self.literals.append(tuple(text for text, _ in cover) if cover and not any(c for _, c in cover) else None)
             for needle in cover or ():
                 self.rules_of_needle[index_of[needle]].append(priority)
             if cover is not None:
@@ -248,6 +278,13 @@ class Matcher:
         self.all_rules = tuple(range(len(rule_set.rules)))
         self.scanner = make_scanner(self.needles, engine)
         self._plans: dict[frozenset[int], tuple[tuple[int, tuple[int, ...] | None], ...] | None] = {}
+
+    def _window_regex(self, needles: frozenset[Needle]) -> re.Pattern[str]:
+        """The regex of the needles a long line holds of one rule's (few, so it scans fast)."""
+        regex = self._window_regexes.get(needles)
+        if regex is None:
+            regex = self._window_regexes[needles] = _needle_regex(needles)
+        return regex
 
     def check(self, priority: int) -> tuple[Rule, re.Pattern[str] | None]:
         """(rule, the regex of its needles or None), the regex compiled on first use."""
@@ -266,6 +303,7 @@ class Matcher:
         a line longer than WINDOW is matched window by window (WINDOW characters, overlapping by
         half), so a match of up to WINDOW / 2 characters is found anywhere in a line of any length."""
         short = len(text) <= WINDOW
+        long_line: _LongLine | None = None
         for priority in priorities:
             rule, needles = self.check(priority)
             if short:
@@ -274,11 +312,18 @@ class Matcher:
                 captures = rule.match(text)
             else:
                 captures = None
-                literals = self.literals[priority]
-                if literals is not None and not any(literal in text for literal in literals):
-                    continue
+                if long_line is None:
+                    long_line = _LongLine(text)
+                cover = self.covers[priority]
+                if cover is not None:
+                    present = frozenset(needle for needle in cover if long_line.holds(needle))
+                    if not present:
+                        continue
+                    needles = self._window_regex(present)
+                patterns = [pattern for pattern, pattern_cover in zip(rule.patterns, self.pattern_covers[priority])
+                            if not pattern_cover or any(long_line.holds(needle) for needle in pattern_cover)]
                 for lo, hi in _windows_with_needles(text, needles):
-                    captures = _window_match(rule, text, lo, hi)
+                    captures = _window_match(rule, text, lo, hi, patterns)
                     if captures is not None:
                         break
             if captures is not None:
