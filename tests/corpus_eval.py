@@ -57,6 +57,18 @@ CONTAMINATED = {
     "ascend/pytorch": "a rule writer's code search showed its troubleshooting docs (issue 10 item 2, third round)",
     "oceanntwt/ra-isf": "a rule writer's issue search showed its thread (issue 10 item 2, third round)",
     "astral-sh/ruff": "a rule writer's searches showed its pull request and its crate's docs (issue 10 item 2, third round)",
+    "lowlighter/metrics": "a rule writer's search results showed its thread as a snippet (issue 10 item 2, infra sweep)",
+    "jenkinsci/jenkins": "a rule writer's search results showed its thread as a snippet (issue 10 item 2, infra sweep)",
+    "brianchandotcom/liferay-portal": "a rule writer's search results showed its thread as a snippet (issue 10 item 2, infra sweep)",
+    "devcontainers/template-starter": "a rule writer's search results showed its thread as a snippet (issue 10 item 2, infra sweep)",
+    "espressosystems/cape": "a rule writer's search results showed its thread as a snippet (issue 10 item 2, infra sweep)",
+    "whitelok/watermark-remover": "a rule writer's search results showed its thread as a snippet (issue 10 item 2, infra sweep)",
+    "microsoft/templatestudio": "a rule writer's search results showed its thread as a snippet (issue 10 item 2, infra sweep)",
+    "azure/azure-sdk-for-js": "a rule writer's search results showed its thread as a snippet (issue 10 item 2, infra sweep)",
+    "elucideye/drishti": "a rule writer's search results showed its thread as a snippet (issue 10 item 2, infra sweep)",
+    "microsoft/vso-agent": "a rule writer's search results showed its thread as a snippet (issue 10 item 2, infra sweep)",
+    "dotnet/runtime": "a rule writer's search results showed its thread as a snippet (issue 10 item 2, infra sweep)",
+    "ungoogled-software/ungoogled-chromium-macos": "a rule writer's search results showed its thread as a snippet (issue 10 item 2, infra sweep)",
 }
 
 
