@@ -30,6 +30,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Sequence
 from functools import lru_cache
+from ci_triage.core.logs.long_lines import LongLine
 from ci_triage.core.logs.logparse import (
     GROUP_RUN,
     LogBuffer,
@@ -220,34 +221,6 @@ def _windows_with_needles(text: str, needles: re.Pattern[str] | None) -> Iterato
         position = (home + 1) * step
 
 
-class _LongLine:
-    """Which needles a line longer than WINDOW holds, each found once by a C-speed substring search
-    (a regex alternation of a rule's needles crawls through megabytes)."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self._lowered: str | None = None
-        # Non-ASCII letters that re.IGNORECASE folds to i, k or s: where they are, a lowered copy
-        # would miss a caseless needle, so such needles count as present and the regex decides.
-        self._partnered = any(char in text for partners in CASE_PARTNERS.values() for char in partners)
-        self._held: dict[Needle, bool] = {}
-
-    def holds(self, needle: Needle) -> bool:
-        held = self._held.get(needle)
-        if held is None:
-            literal, caseless = needle
-            if not caseless:
-                held = literal in self.text
-            elif self._partnered or not literal.isascii():
-                held = True
-            else:
-                if self._lowered is None:
-                    self._lowered = self.text.lower()
-                held = literal.lower() in self._lowered
-            self._held[needle] = held
-        return held
-
-
 class Matcher:
     def __init__(self, rule_set: RuleSet, engine: str = "auto") -> None:
         self.rule_set = rule_set
@@ -303,7 +276,7 @@ class Matcher:
         a line longer than WINDOW is matched window by window (WINDOW characters, overlapping by
         half), so a match of up to WINDOW / 2 characters is found anywhere in a line of any length."""
         short = len(text) <= WINDOW
-        long_line: _LongLine | None = None
+        long_line: LongLine | None = None
         for priority in priorities:
             rule, needles = self.check(priority)
             if short:
@@ -313,7 +286,7 @@ class Matcher:
             else:
                 captures = None
                 if long_line is None:
-                    long_line = _LongLine(text)
+                    long_line = LongLine(text)
                 cover = self.covers[priority]
                 if cover is not None:
                     present = frozenset(needle for needle in cover if long_line.holds(needle))
