@@ -8,6 +8,9 @@ or the directory $CI_TRIAGE_RULES_CACHE names; `CI_TRIAGE_RULES_CACHE=off` turns
   files ran when the file was written, on the same bytes;
 - each pattern's needles (core/logs/needles.py), which the matcher would find by parsing it again;
 - the matcher's hyperscan database, serialized (`hyperscan.dumpb`), for the needles it was built for.
+When the rule set came from the shipped index (ci_triage/rules/builtin/index.json, patterns compiled on
+first use), the file holds that index's document (marshal reads it faster than json) and the database
+only: no pattern is compiled to write it.
 
 The file is named by a key: a SHA-256 of the built-in rule files' names and bytes, ci-triage's
 version, this Python (`sys.version`, its bytecode tag, `_sre.MAGIC`), the hyperscan binding's version
@@ -28,7 +31,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-FORMAT = 1  # bump when what is written, or how it is read, changes
+FORMAT = 2  # bump when what is written, or how it is read, changes
 ENV = "CI_TRIAGE_RULES_CACHE"
 _MAGIC = b"ci-triage builtin rules cache\n"
 _DIGEST = 32  # bytes of a SHA-256
@@ -86,10 +89,10 @@ def load(files: list[tuple[str, bytes]]) -> Any | None:
         blob = cache_path(directory, key).read_bytes()
     except OSError:
         return None
-    return decode(blob, key)
+    return decode(blob, key, files)
 
 
-def decode(blob: bytes, key: str) -> Any | None:
+def decode(blob: bytes, key: str, files: list[tuple[str, bytes]] | None = None) -> Any | None:
     import hashlib
     import marshal
 
@@ -100,20 +103,24 @@ def decode(blob: bytes, key: str) -> Any | None:
     if hashlib.sha256(payload).digest() != digest:
         return None
     try:
-        return _restore(marshal.loads(payload))
+        return _restore(marshal.loads(payload), files)
     except Exception:  # a payload that passed the digest but not our reading of it: parse instead
         return None
 
 
-def _restore(payload: dict) -> Any:
+def _restore(payload: dict, files: list[tuple[str, bytes]] | None = None) -> Any:
     from array import array
 
     from ci_triage.core.logs.needles import remember_needles
     from ci_triage.core.logs.regex_guard import pattern_from_code
-    from ci_triage.core.logs.rules import Rule, RuleSet
+    from ci_triage.core.logs.rules import Rule, RuleSet, _from_index
 
     if payload["format"] != FORMAT:
         raise ValueError("another format")
+    if payload.get("indexed") is not None:  # the shipped index's document, under a key naming these files
+        rule_set = _from_index(payload["indexed"])
+        _prebuilt(payload.get("hyperscan"))
+        return rule_set
     patterns = [pattern_from_code((source, flags, array("I", code).tolist(), groups, groupindex, indexgroup))
                 for source, flags, code, groups, groupindex, indexgroup in payload["patterns"]]
     rules = []
@@ -125,14 +132,18 @@ def _restore(payload: dict) -> Any:
                           description=description, patterns=own, exclude=excluded, examples=tuple(examples),
                           near_misses=tuple(near_misses), boilerplate=boilerplate, searchers=own,
                           exclude_searchers=excluded, engine="re"))
-    remember_needles({(source, flags): cover for source, flags, cover in payload["needles"]})
-    database = payload.get("hyperscan")
+    remember_needles({(source, flags): cover for source, flags, cover, _ in payload["needles"]},
+                     {(source, flags): tuple(required) for source, flags, _, required in payload["needles"]})
+    _prebuilt(payload.get("hyperscan"))
+    return RuleSet(version=payload["version"], rules=tuple(rules))
+
+
+def _prebuilt(database: Any) -> None:
     if database is not None:
         from ci_triage.engines import prebuilt_database
 
         needles, kind, serialized = database
         prebuilt_database(needles, kind, serialized)
-    return RuleSet(version=payload["version"], rules=tuple(rules))
 
 
 # --- writing ----------------------------------------------------------------------------------
@@ -158,14 +169,23 @@ def encode(rule_set: Any) -> bytes | None:
     import marshal
     from array import array
 
-    from ci_triage.core.logs.matcher import matcher_for
-    from ci_triage.core.logs.needles import pattern_needles, remember_needles
-    from ci_triage.core.logs.regex_guard import pattern_code
+    from ci_triage.core.logs.needles import pattern_needles, pattern_required, remember_needles
+    from ci_triage.core.logs.regex_guard import LazyPattern, pattern_code
+    from ci_triage.core.logs.rules import _INDEX_USED
+
+    if any(isinstance(pattern, LazyPattern) for rule in rule_set.rules for pattern in rule.patterns):
+        # Built from the shipped index (patterns compile on first use): the index's document, which
+        # marshal reads faster than json, and this machine's database.
+        if _INDEX_USED[0] is None:
+            return None
+        payload = {"format": FORMAT, "indexed": _INDEX_USED[0], "hyperscan": _database(rule_set)}
+        return marshal.dumps(payload)
 
     index_of: dict[tuple[str, int], int] = {}
     entries: list[tuple] = []
     needles: list[tuple] = []
     known: dict[tuple[str, int], Any] = {}
+    required: dict[tuple[str, int], tuple[str, ...]] = {}
 
     def ids(patterns: tuple) -> list[int] | None:
         found = []
@@ -179,7 +199,8 @@ def encode(rule_set: Any) -> bytes | None:
                 index_of[key] = len(entries)
                 entries.append((source, flags, array("I", code).tobytes(), groups, groupindex, indexgroup))
                 cover = known[key] = pattern_needles(pattern)
-                needles.append((pattern.pattern, pattern.flags, cover))  # marshal keeps frozensets and tuples
+                literals = required[key] = pattern_required(pattern)
+                needles.append((pattern.pattern, pattern.flags, cover, literals))  # marshal keeps frozensets and tuples
             found.append(index_of[key])
         return found
 
@@ -194,13 +215,19 @@ def encode(rule_set: Any) -> bytes | None:
                       list(rule.examples), list(rule.near_misses), rule.boilerplate))
     payload: dict[str, Any] = {"format": FORMAT, "version": rule_set.version, "patterns": entries, "rules": rules,
                                "needles": needles, "hyperscan": None}
-    remember_needles(known)  # the matcher reads them next, not parsing each pattern a second time
-    scanner = matcher_for(rule_set, "auto").scanner
-    serialized = getattr(scanner, "serialized", None)
-    database = serialized() if serialized is not None else None
-    if database is not None:
-        payload["hyperscan"] = (tuple(matcher_for(rule_set, "auto").needles), *database)
+    remember_needles(known, required)  # the matcher reads them next, not parsing each pattern a second time
+    payload["hyperscan"] = _database(rule_set)
     return marshal.dumps(payload)
+
+
+def _database(rule_set: Any) -> tuple | None:
+    """(needles, kind, bytes) of the matcher's serialized hyperscan database (engine "auto"), or None."""
+    from ci_triage.core.logs.matcher import matcher_for
+
+    matcher = matcher_for(rule_set, "auto")
+    serialized = getattr(matcher.scanner, "serialized", None)
+    database = serialized() if serialized is not None else None
+    return None if database is None else (tuple(matcher.needles), *database)
 
 
 def write_atomically(path: Path, data: bytes) -> None:

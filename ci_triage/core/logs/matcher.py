@@ -39,7 +39,7 @@ from ci_triage.core.logs.logparse import (
     last_stamp,
     split_line,
 )
-from ci_triage.core.logs.needles import _needle_regex, pattern_needles, rule_needles  # noqa: F401 (rule_needles: tested here)
+from ci_triage.core.logs.needles import _needle_regex, lacks_all, pattern_needles, pattern_required, rule_needles  # noqa: F401
 from ci_triage.core.logs.rules import Rule, RuleSet
 from ci_triage.core.logs.scan import (  # noqa: F401 (CASE_PARTNERS, caseless_bytes_regex: tested here)
     ANY_NEEDLE,
@@ -251,6 +251,12 @@ class Matcher:
         self.all_rules = tuple(range(len(rule_set.rules)))
         self.scanner = make_scanner(self.needles, engine)
         self._plans: dict[frozenset[int], tuple[tuple[int, tuple[int, ...] | None], ...] | None] = {}
+        # Each pattern's required literals (UTF-8): all of them are in the bytes of any line it can match.
+        self.required: list[list[tuple[bytes, ...]]] = [
+            [tuple(text.encode("utf-8", "surrogatepass") for text in pattern_required(pattern)) for pattern in rule.patterns]
+            if cover is not None else [] for rule, cover in zip(rule_set.rules, cover_of)]
+        self.marker_ids = frozenset(index_of[marker] for marker in MARKERS)
+        self._checks: dict[tuple, tuple] = {}
 
     def _window_regex(self, needles: frozenset[Needle]) -> re.Pattern[str]:
         """The regex of the needles a long line holds of one rule's (few, so it scans fast)."""
@@ -332,6 +338,20 @@ class Matcher:
         self._plans[needles] = plan
         return plan
 
+    def ruled_out(self, plan: tuple) -> tuple[tuple[bytes, ...], ...] | None:
+        """The required literals of each pattern `plan` tries when each has some (for `lacks_all`), else None."""
+        if plan in self._checks:
+            return self._checks[plan]
+        check: tuple[tuple[bytes, ...], ...] | None = ()
+        for priority, patterns in plan:
+            needs = None if patterns is None else [self.required[priority][index] for index in patterns]
+            if needs is None or not all(needs):
+                check = None
+                break
+            check += tuple(needs)
+        self._checks[plan] = check
+        return check
+
     def planned_match(self, text: str, plan, keep: _Keep) -> tuple[Rule, dict[str, str]] | None:
         """`first_match` over a plan: the same answer, trying only the patterns the line's needles allow."""
         if plan is None:
@@ -407,9 +427,17 @@ class Matcher:
             floor = lo
             # Line numbers are counted only up to the lines kept: each newline is counted once.
             counted, number = lo, first_number
+            markers = self.marker_ids
             for start, end, needles in self.candidates(data, lo, hi):
                 plan = self._plan(needles)
-                stamp, segments = split_line(data[start:end], buffer.errors)
+                raw_line = data[start:end]
+                if plan and end - start <= WINDOW and markers.isdisjoint(needles):
+                    # Every pattern the plan tries lacks one of its required literals in the line's bytes
+                    # (long lines skip the check): none can match a segment, and it is no marker: not decoded.
+                    check = self._checks[plan] if plan in self._checks else self.ruled_out(plan)
+                    if check is not None and lacks_all(check, raw_line):
+                        continue
+                stamp, segments = split_line(raw_line, buffer.errors)
                 if stamp is None:
                     # The nearest stamped line above, back to the last candidate (whose stamp is current).
                     stamp = last_stamp(data, floor, start)

@@ -15,7 +15,8 @@ from re import (
 )
 from re import _parser as sre_parse
 
-from ci_triage.core.logs.regex_guard import parsed
+from ci_triage.core.logs.logparse import _STAMP_PREFIX
+from ci_triage.core.logs.regex_guard import KNOWN_NEEDLES, KNOWN_REQUIRED, parsed
 from ci_triage.core.logs.rules import Rule
 from ci_triage.core.logs.scan import Needle
 
@@ -47,14 +48,18 @@ def _score(cover: frozenset[Needle]) -> tuple[int, int]:
     return min(len(text) for text, _ in cover), -len(cover)
 
 
-def _cover(items: Iterable[tuple], caseless: bool) -> frozenset[Needle] | None:
-    """Needles at least one of which every match of this parsed sequence contains, or None."""
+def _cover(items: Iterable[tuple], caseless: bool, required: list[str] | None = None) -> frozenset[Needle] | None:
+    """Needles at least one of which every match of this parsed sequence contains, or None. When
+    `required` is given, the case-sensitive literals every match contains (each of them) are added to it."""
     candidates: list[frozenset[Needle]] = []
     run: list[str] = []
 
     def end_run() -> None:
         if run:
-            candidates.append(_literal_cover("".join(run), caseless))
+            cover = _literal_cover("".join(run), caseless)
+            candidates.append(cover)
+            if required is not None and not caseless:
+                required.extend(text for text, _ in cover)
             run.clear()
 
     for op, av in items:
@@ -66,13 +71,13 @@ def _cover(items: Iterable[tuple], caseless: bool) -> frozenset[Needle] | None:
         if op is sre.SUBPATTERN:
             _group, add_flags, del_flags, sub = av
             inner = (caseless or bool(add_flags & re.IGNORECASE)) and not del_flags & re.IGNORECASE
-            found = _cover(sub, inner)
+            found = _cover(sub, inner, required)
         elif op in _REPEATS:
             low, _high, sub = av
             if low >= 1:
-                found = _cover(sub, caseless)
+                found = _cover(sub, caseless, required)
         elif op is getattr(sre, "ATOMIC_GROUP", None):
-            found = _cover(av, caseless)
+            found = _cover(av, caseless, required)
         elif op is sre.BRANCH:
             alternatives = [_cover(branch, caseless) for branch in av[1]]
             if all(alternatives):
@@ -84,13 +89,18 @@ def _cover(items: Iterable[tuple], caseless: bool) -> frozenset[Needle] | None:
     return max(candidates, key=_score) if candidates else None
 
 
-# (source, flags) -> needles, as `pattern_needles` found them in an earlier process (the shell's rule
-# cache, ci_triage/rules_cache.py, fills it for the built-in rules, under a key naming this Python).
-_KNOWN: dict[tuple[str, int], frozenset[Needle] | None] = {}
+# (source, flags) -> needles, and -> required literals, as `pattern_needles` and `pattern_required` found
+# them in an earlier process (the shell's rule cache, ci_triage/rules_cache.py, and the shipped index of
+# the built-in rules fill them); held in regex_guard, which the rule loader imports without a cycle.
+_KNOWN: dict[tuple[str, int], frozenset[Needle] | None] = KNOWN_NEEDLES
+_REQUIRED: dict[tuple[str, int], tuple[str, ...]] = KNOWN_REQUIRED
 
 
-def remember_needles(known: dict[tuple[str, int], frozenset[Needle] | None]) -> None:
+def remember_needles(known: dict[tuple[str, int], frozenset[Needle] | None],
+                     required: dict[tuple[str, int], tuple[str, ...]] | None = None) -> None:
     _KNOWN.update(known)
+    if required:
+        _REQUIRED.update(required)
 
 
 def pattern_needles(pattern: re.Pattern[str]) -> frozenset[Needle] | None:
@@ -101,17 +111,49 @@ def pattern_needles(pattern: re.Pattern[str]) -> frozenset[Needle] | None:
     return _pattern_needles(pattern)
 
 
+def pattern_required(pattern: re.Pattern[str]) -> tuple[str, ...]:
+    """Case-sensitive literals (any length) that every text `pattern` finds a match in contains, all of
+    them: the matcher rules a candidate line out with `in` on its bytes before decoding it."""
+    key = (pattern.pattern, pattern.flags)
+    if key in _REQUIRED:
+        return _REQUIRED[key]
+    return _analyse(pattern)[1]
+
+
+def lacks_all(required: tuple[tuple[bytes, ...], ...], line: bytes) -> bool:
+    """Whether `line` (a physical line's bytes, ANSI removed) lacks one literal of each tuple of
+    `required` (each a pattern's required literals): then none of those patterns can match any text of
+    that line. Its timestamp is not looked in: `split_line` cuts it off the text (`:` is in every one)."""
+    stamp = _STAMP_PREFIX.match(line)
+    if stamp is not None:
+        line = line[stamp.end():]
+    for literals in required:
+        for literal in literals:
+            if literal not in line:
+                break
+        else:
+            return False  # this pattern may match
+    return True
+
+
 def _pattern_needles(pattern: re.Pattern[str]) -> frozenset[Needle] | None:
+    return _analyse(pattern)[0]
+
+
+def _analyse(pattern: re.Pattern[str]) -> tuple[frozenset[Needle] | None, tuple[str, ...]]:
+    """(needles, required literals) of `pattern`, from its parse tree."""
     try:
         tree = parsed(pattern.pattern)  # the tree the hazard check read, when the flags are all inline
         if (tree.state.flags | re.UNICODE) != (pattern.flags | re.UNICODE):
             tree = sre_parse.parse(pattern.pattern, pattern.flags)
     except Exception:  # the parser is internal; a pattern it cannot take is checked on every line
-        return None
-    cover = _cover(tree, bool(tree.state.flags & re.IGNORECASE))
+        return None, ()
+    required: list[str] = []
+    cover = _cover(tree, bool(tree.state.flags & re.IGNORECASE), required)
+    literals = tuple(sorted(set(required), key=lambda text: (-len(text), text)))
     if not cover or _score(cover)[0] < _MIN_NEEDLE:
-        return None
-    return cover
+        return None, literals
+    return cover, literals
 
 
 def rule_needles(rule: Rule) -> frozenset[Needle] | None:

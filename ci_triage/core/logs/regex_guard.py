@@ -128,6 +128,11 @@ def parsed(source: str) -> Any:
     return sre_parse.parse(source)
 
 
+# Parse results known without parsing (the built-in rules' shipped index, the shell's rule cache):
+# (source, flags) -> needles, and -> required literals, which core/logs/needles.py reads first.
+KNOWN_NEEDLES: dict[tuple[str, int], Any] = {}
+KNOWN_REQUIRED: dict[tuple[str, int], tuple[str, ...]] = {}
+
 _FROM_TREE: list[bool] = []  # [whether compile_pattern may compile from the shared tree], decided once
 
 
@@ -266,3 +271,51 @@ def within(budget: Budget | None) -> Iterator[None]:
     finally:
         _ACTIVE.reset(token)
 
+
+
+# --- patterns compiled on first use -----------------------------------------------------------
+
+_BOUND = ("search", "match", "fullmatch", "finditer", "findall", "sub", "subn", "split", "scanner",
+          "groupindex", "groups")
+
+
+class LazyPattern:
+    """A pattern known by its source and flags (the built-in rules' shipped index), compiled by
+    `re.compile` the first time anything but `pattern`/`flags` is asked of it: a classification
+    compiles only the few patterns whose needles its log holds. After that, its `search` (and the
+    rest) are the compiled pattern's own bound methods, so matching costs what it costs on a
+    `re.Pattern`. Equal to the `re.Pattern` of the same source and flags."""
+
+    def __init__(self, source: str, flags: int) -> None:
+        self.pattern = source
+        self.flags = flags
+
+    def compiled(self) -> re.Pattern[str]:
+        found = self.__dict__.get("_compiled")
+        if found is None:
+            found = re.compile(self.pattern)
+            if found.flags != self.flags:  # an index made for another source: never match wrongly
+                raise ValueError(f"pattern {self.pattern!r}: flags {found.flags}, index says {self.flags}")
+            self.__dict__["_compiled"] = found
+            for name in _BOUND:
+                self.__dict__[name] = getattr(found, name)
+        return found
+
+    def __getattr__(self, name: str) -> Any:  # only for attributes not set yet
+        if name.startswith("__") or name == "_compiled":
+            raise AttributeError(name)
+        return getattr(self.compiled(), name)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (LazyPattern, re.Pattern)):
+            return self.pattern == other.pattern and self.flags == other.flags
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.pattern, self.flags))
+
+    def __repr__(self) -> str:
+        return repr(self.compiled())
+
+    def __reduce__(self) -> tuple:
+        return LazyPattern, (self.pattern, self.flags)

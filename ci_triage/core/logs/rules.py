@@ -214,8 +214,7 @@ def check_examples(rule_set: RuleSet) -> list[str]:
     return problems
 
 
-def builtin_files() -> list[tuple[str, bytes]]:
-    """(name, bytes) of each built-in rule file, in priority (name) order."""
+def _builtin_folder() -> Any:
     # The package's folder (ci_triage/rules/builtin) read directly where it is one: importlib.resources
     # costs ~10 ms of imports at every start.
     folder = Path(__file__).resolve().parent.parent.parent / "rules" / "builtin"
@@ -223,8 +222,87 @@ def builtin_files() -> list[tuple[str, bytes]]:
         from importlib import resources
 
         folder = resources.files("ci_triage.rules").joinpath("builtin")
+    return folder
+
+
+def builtin_files() -> list[tuple[str, bytes]]:
+    """(name, bytes) of each built-in rule file, in priority (name) order."""
+    folder = _builtin_folder()
     return [(entry.name, entry.read_bytes()) for entry in
             sorted((entry for entry in folder.iterdir() if entry.name.endswith(".toml")), key=lambda e: e.name)]
+
+
+# --- the shipped index of the built-in rules ---------------------------------------------------
+# ci_triage/rules/builtin/index.json, written by `python -m ci_triage.rules_index --write` from the rule
+# files (tests/test_rules_index.py fails when it is not what they give): every rule's fields and, per
+# pattern, its flags, the hazard check's verdict, its needles and required literals: the parse results
+# that are the same on every Python and machine (no `re` code, no hyperscan database). A start-up whose
+# rule files have the digest the index names builds the rule set from it, without parsing TOML or any
+# pattern; patterns are compiled on first use (regex_guard.LazyPattern). Any other digest, format or a
+# damaged index means parsing, as without one.
+INDEX_NAME = "index.json"
+INDEX_FORMAT = 1
+_INDEX_USED: list[dict | None] = [None]  # the index document `indexed_builtin` last built a rule set from
+
+
+def files_digest(files: list[tuple[str, bytes]]) -> str:
+    import hashlib
+
+    digest = hashlib.sha256()
+    for name, data in files:
+        digest.update(name.encode() + b"\0" + str(len(data)).encode() + b"\0" + data)
+    return digest.hexdigest()
+
+
+def read_index() -> dict | None:
+    import json
+
+    try:
+        return json.loads(_builtin_folder().joinpath(INDEX_NAME).read_bytes())
+    except (OSError, ValueError):
+        return None
+
+
+def indexed_builtin(files: list[tuple[str, bytes]], document: dict | None = None) -> RuleSet | None:
+    """The built-in rule set `files` make, from the shipped index, or None when it is not theirs."""
+    document = read_index() if document is None else document
+    if not isinstance(document, dict) or document.get("format") != INDEX_FORMAT:
+        return None
+    if document.get("files") != files_digest(files):
+        return None
+    try:
+        rule_set = _from_index(document)
+    except Exception:  # an index we cannot read as written: parse instead
+        return None
+    _INDEX_USED[0] = document  # the shell's rule cache keeps it (marshal reads faster than json)
+    return rule_set
+
+
+def _from_index(document: dict) -> RuleSet:
+    """The rule set an index document describes (its digest checked by the caller)."""
+    from ci_triage.core.logs.regex_guard import KNOWN_NEEDLES, KNOWN_REQUIRED, LazyPattern
+
+    patterns, known, required = [], {}, {}
+    for source, flags, verdict, needles, literals in document["patterns"]:
+        if verdict != "safe" or not isinstance(source, str) or not isinstance(flags, int):
+            raise ValueError("not a checked pattern")
+        patterns.append(LazyPattern(source, flags))
+        key = (source, flags)
+        known[key] = None if needles is None else frozenset((text, bool(caseless)) for text, caseless in needles)
+        required[key] = tuple(literals)
+    rules = []
+    for index, entry in enumerate(document["rules"]):
+        own = tuple(patterns[i] for i in entry["patterns"])
+        excluded = tuple(patterns[i] for i in entry["exclude"])
+        if entry["category"] not in CATEGORIES or not own:
+            raise ValueError("not a checked rule")
+        rules.append(Rule(id=entry["id"], category=entry["category"], retryable=entry["retryable"], priority=index,
+                          description=entry["description"], patterns=own, exclude=excluded,
+                          examples=tuple(entry["examples"]), near_misses=tuple(entry["near_misses"]),
+                          boilerplate=entry["boilerplate"], searchers=own, exclude_searchers=excluded, engine="re"))
+    KNOWN_NEEDLES.update(known)  # what core/logs/needles.py would find by parsing each pattern
+    KNOWN_REQUIRED.update(required)
+    return RuleSet(version=document["version"], rules=tuple(rules))
 
 
 def parse_builtin(files: list[tuple[str, bytes]]) -> RuleSet:
@@ -245,7 +323,8 @@ def parse_builtin(files: list[tuple[str, bytes]]) -> RuleSet:
 @cache
 def builtin_rules() -> RuleSet:
     """The built-in rules: one file per family under ci_triage/rules/builtin/, loaded in name order
-    (`parse_builtin`), or their cached form when the shell registered a cache and it holds these files."""
+    (`parse_builtin`), or their cached form when the shell registered a cache and it holds these files,
+    or else the shipped index's form when it was made from these files (`indexed_builtin`)."""
     files = builtin_files()
     for load, _ in _BUILTIN_CACHE:
         try:
@@ -254,7 +333,7 @@ def builtin_rules() -> RuleSet:
             cached = None
         if cached is not None:
             return cached
-    rule_set = parse_builtin(files)
+    rule_set = indexed_builtin(files) or parse_builtin(files)
     for _, store in _BUILTIN_CACHE:
         try:
             store(files, rule_set)
