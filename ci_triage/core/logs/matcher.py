@@ -30,7 +30,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Sequence
 from functools import lru_cache
-from ci_triage.core.logs.long_lines import LongLine
+from ci_triage.core.logs.long_lines import WINDOW, LongLine, _window_match, _windows_with_needles  # noqa: F401 (WINDOW, _windows_with_needles: tested here)
 from ci_triage.core.logs.logparse import (
     GROUP_RUN,
     LogBuffer,
@@ -56,8 +56,6 @@ from ci_triage.core.logs.values import LogLine, RuleMatch, Step
 MARKERS: tuple[Needle, ...] = (("##[group]Run ", False), ("##[error]", False))
 # classify looks this many lines back from the root cause for a traceback.
 CONTEXT_LINES = 400
-# Lines longer than this are matched in overlapping windows of this many characters.
-WINDOW = 4096
 # Matches kept per rule, and `##[error]` lines kept: memory stays bounded without hiding any rule.
 KEEP_PER_RULE = 1000
 KEEP_ERRORS = 1000
@@ -177,48 +175,6 @@ class _Keep:
     def add(self, rule: Rule, line: LogLine, captures: dict[str, str]) -> None:
         self.per_rule[rule.id] = self.per_rule.get(rule.id, 0) + 1
         self.matches.append(RuleMatch(rule.id, rule.category, rule.retryable, rule.priority, line, captures))
-
-
-def _window_match(rule: Rule, text: str, lo: int, hi: int,
-                  patterns: Sequence[re.Pattern[str]] | None = None) -> dict[str, str] | None:
-    """`Rule.match` on text[lo:hi], seeing the real text around it (`^` only at the line's start);
-    `patterns`, when given, are the only ones of the rule's patterns that can match this line."""
-    for pattern in rule.patterns if patterns is None else patterns:
-        found = pattern.search(text, lo, hi)
-        if found:
-            if any(excluded.search(text, lo, hi) for excluded in rule.exclude):
-                return None
-            return {name: value for name, value in found.groupdict().items() if value is not None}
-    return None
-
-
-def _windows_with_needles(text: str, needles: re.Pattern[str] | None) -> Iterator[tuple[int, int]]:
-    """The (lo, hi) windows of a long line, in order, that hold one of the rule's needles (all of
-    them when it has none). Found by jumping from needle to needle, so a rule whose needles are
-    absent costs one scan of the line, not one per window (a 10 MB line has ~5,000 windows)."""
-    step = WINDOW // 2
-    count = len(range(0, max(len(text) - step, 1), step))
-    if needles is None:
-        for index in range(count):
-            yield index * step, min(index * step + WINDOW, len(text))
-        return
-    done = -1
-    position = 0
-    while position < len(text):
-        hit = needles.search(text, position)
-        if hit is None:
-            return
-        home = min(hit.start() // step, count - 1)
-        # A needle starting in window `home`'s first half also lies in the window before it.
-        for index in (home - 1, home):
-            if index > done and index >= 0:
-                lo, hi = index * step, min(index * step + WINDOW, len(text))
-                if needles.search(text, lo, hi) is not None:  # the needle lies wholly inside
-                    yield lo, hi
-                done = index
-        if home >= count - 1:
-            return
-        position = (home + 1) * step
 
 
 class Matcher:
