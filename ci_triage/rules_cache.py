@@ -2,15 +2,12 @@
 ~900 patterns and compile a hyperscan database at every start (~240 ms of a short call).
 
 What is kept, in one file of the user cache directory (`platformdirs.user_cache_dir("ci-triage")`,
-or the directory $CI_TRIAGE_RULES_CACHE names; `CI_TRIAGE_RULES_CACHE=off` turns the cache off):
-- each rule's fields, and each pattern as `re`'s compiled code (regex_guard.pattern_code), which
-  `_sre.compile` takes back without parsing; the hazard check and every other check of the rule
-  files ran when the file was written, on the same bytes;
-- each pattern's needles (core/logs/needles.py), which the matcher would find by parsing it again;
-- the matcher's hyperscan database, serialized (`hyperscan.dumpb`), for the needles it was built for.
-When the rule set came from the shipped index (ci_triage/rules/builtin/index.json, patterns compiled on
-first use), the file holds that index's document (marshal reads it faster than json) and the database
-only: no pattern is compiled to write it.
+or the directory $CI_TRIAGE_RULES_CACHE names; `CI_TRIAGE_RULES_CACHE=off` turns the cache off), for a
+rule set built from the shipped index (ci_triage/rules/builtin/index.json, patterns compiled on first
+use): that index's document (marshal reads it faster than json) and the matcher's hyperscan database,
+serialized (`hyperscan.dumpb`), for the needles it was built for. Nothing executable and no `re`
+internals are kept. Rule files that the index does not describe (a rule edited without regenerating
+the index: a developer's checkout) are parsed at every load and never cached.
 
 The file is named by a key: a SHA-256 of the built-in rule files' names and bytes, ci-triage's
 version, this Python (`sys.version`, its bytecode tag, `_sre.MAGIC`), the hyperscan binding's version
@@ -31,7 +28,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-FORMAT = 2  # bump when what is written, or how it is read, changes
+FORMAT = 3  # bump when what is written, or how it is read, changes
 ENV = "CI_TRIAGE_RULES_CACHE"
 _MAGIC = b"ci-triage builtin rules cache\n"
 _DIGEST = 32  # bytes of a SHA-256
@@ -109,33 +106,13 @@ def decode(blob: bytes, key: str, files: list[tuple[str, bytes]] | None = None) 
 
 
 def _restore(payload: dict, files: list[tuple[str, bytes]] | None = None) -> Any:
-    from array import array
+    from ci_triage.core.logs.rules import _from_index
 
-    from ci_triage.core.logs.needles import remember_needles
-    from ci_triage.core.logs.regex_guard import pattern_from_code
-    from ci_triage.core.logs.rules import Rule, RuleSet, _from_index
-
-    if payload["format"] != FORMAT:
+    if payload["format"] != FORMAT or payload.get("indexed") is None:
         raise ValueError("another format")
-    if payload.get("indexed") is not None:  # the shipped index's document, under a key naming these files
-        rule_set = _from_index(payload["indexed"])
-        _prebuilt(payload.get("hyperscan"))
-        return rule_set
-    patterns = [pattern_from_code((source, flags, array("I", code).tolist(), groups, groupindex, indexgroup))
-                for source, flags, code, groups, groupindex, indexgroup in payload["patterns"]]
-    rules = []
-    for (rule_id, category, retryable, priority, description, pattern_ids, exclude_ids, examples, near_misses,
-         boilerplate) in payload["rules"]:
-        own = tuple(patterns[index] for index in pattern_ids)
-        excluded = tuple(patterns[index] for index in exclude_ids)
-        rules.append(Rule(id=rule_id, category=category, retryable=retryable, priority=priority,
-                          description=description, patterns=own, exclude=excluded, examples=tuple(examples),
-                          near_misses=tuple(near_misses), boilerplate=boilerplate, searchers=own,
-                          exclude_searchers=excluded, engine="re"))
-    remember_needles({(source, flags): cover for source, flags, cover, _ in payload["needles"]},
-                     {(source, flags): tuple(required) for source, flags, _, required in payload["needles"]})
+    rule_set = _from_index(payload["indexed"])  # the shipped index's document, under a key naming these files
     _prebuilt(payload.get("hyperscan"))
-    return RuleSet(version=payload["version"], rules=tuple(rules))
+    return rule_set
 
 
 def _prebuilt(database: Any) -> None:
@@ -164,60 +141,17 @@ def store(files: list[tuple[str, bytes]], rule_set: Any) -> None:
 
 
 def encode(rule_set: Any) -> bytes | None:
-    """The payload for `rule_set`, or None when this Python's `re` internals cannot be cached. Builds
-    the matcher (engine "auto"), which the process then uses: it would be built next anyway."""
+    """The payload for `rule_set`, or None when it was not built from the shipped index. Builds the
+    matcher (engine "auto"), which the process then uses: it would be built next anyway."""
     import marshal
-    from array import array
 
-    from ci_triage.core.logs.needles import pattern_needles, pattern_required, remember_needles
-    from ci_triage.core.logs.regex_guard import LazyPattern, pattern_code
+    from ci_triage.core.logs.regex_guard import LazyPattern
     from ci_triage.core.logs.rules import _INDEX_USED
 
-    if any(isinstance(pattern, LazyPattern) for rule in rule_set.rules for pattern in rule.patterns):
-        # Built from the shipped index (patterns compile on first use): the index's document, which
-        # marshal reads faster than json, and this machine's database.
-        if _INDEX_USED[0] is None:
-            return None
-        payload = {"format": FORMAT, "indexed": _INDEX_USED[0], "hyperscan": _database(rule_set)}
-        return marshal.dumps(payload)
-
-    index_of: dict[tuple[str, int], int] = {}
-    entries: list[tuple] = []
-    needles: list[tuple] = []
-    known: dict[tuple[str, int], Any] = {}
-    required: dict[tuple[str, int], tuple[str, ...]] = {}
-
-    def ids(patterns: tuple) -> list[int] | None:
-        found = []
-        for pattern in patterns:
-            key = (pattern.pattern, pattern.flags)
-            if key not in index_of:
-                entry = pattern_code(pattern)
-                if entry is None:
-                    return None
-                source, flags, code, groups, groupindex, indexgroup = entry
-                index_of[key] = len(entries)
-                entries.append((source, flags, array("I", code).tobytes(), groups, groupindex, indexgroup))
-                cover = known[key] = pattern_needles(pattern)
-                literals = required[key] = pattern_required(pattern)
-                needles.append((pattern.pattern, pattern.flags, cover, literals))  # marshal keeps frozensets and tuples
-            found.append(index_of[key])
-        return found
-
-    rules = []
-    for rule in rule_set.rules:
-        if rule.engine != "re" or rule.searchers != rule.patterns:
-            return None  # only the trusted built-in form (Python's patterns search) is cached
-        own, excluded = ids(rule.patterns), ids(rule.exclude)
-        if own is None or excluded is None:
-            return None
-        rules.append((rule.id, rule.category, rule.retryable, rule.priority, rule.description, own, excluded,
-                      list(rule.examples), list(rule.near_misses), rule.boilerplate))
-    payload: dict[str, Any] = {"format": FORMAT, "version": rule_set.version, "patterns": entries, "rules": rules,
-                               "needles": needles, "hyperscan": None}
-    remember_needles(known, required)  # the matcher reads them next, not parsing each pattern a second time
-    payload["hyperscan"] = _database(rule_set)
-    return marshal.dumps(payload)
+    indexed = all(isinstance(pattern, LazyPattern) for rule in rule_set.rules for pattern in rule.patterns)
+    if not indexed or _INDEX_USED[0] is None:
+        return None
+    return marshal.dumps({"format": FORMAT, "indexed": _INDEX_USED[0], "hyperscan": _database(rule_set)})
 
 
 def _database(rule_set: Any) -> tuple | None:

@@ -19,7 +19,7 @@ from ci_triage import engines, rules_cache
 from ci_triage.core.logs import needles as needles_module
 from ci_triage.core.logs.matcher import Matcher, relevant_lines
 from ci_triage.core.logs.needles import _pattern_needles
-from ci_triage.core.logs.rules import builtin_files, builtin_rules, parse_builtin
+from ci_triage.core.logs.rules import builtin_files, builtin_rules, indexed_builtin, parse_builtin
 from ci_triage.core.logs.classify import classify
 
 STAMP = "2024-01-01T00:00:00.0000000Z "
@@ -47,8 +47,11 @@ def files() -> list[tuple[str, bytes]]:
 
 
 @pytest.fixture(scope="module")
-def parsed(files):
-    return parse_builtin(files)
+def built(files):
+    """The built-in rule set as a start-up builds it: from the shipped index (the only form cached)."""
+    rule_set = indexed_builtin(files)
+    assert rule_set is not None, "the shipped index is stale: python -m ci_triage.rules_index --write"
+    return rule_set
 
 
 def _cached_file(directory: Path) -> Path:
@@ -57,19 +60,19 @@ def _cached_file(directory: Path) -> Path:
     return found[0]
 
 
-def test_a_restored_rule_set_equals_the_parsed_one(cache_dir, files, parsed):
-    rules_cache.store(files, parsed)
+def test_a_restored_rule_set_equals_the_parsed_one(cache_dir, files, built):
+    rules_cache.store(files, built)
     restored = rules_cache.load(files)
-    assert restored is not None and restored is not parsed
-    assert restored == parsed  # ids, categories, priorities, patterns (re.Pattern equality: source, flags, code)
-    for mine, theirs in zip(restored.rules, parsed.rules, strict=True):
+    assert restored is not None and restored is not built
+    assert restored == built == parse_builtin(files)  # ids, categories, priorities, patterns (source, flags)
+    for mine, theirs in zip(restored.rules, built.rules, strict=True):
         assert [p.pattern for p in mine.patterns] == [p.pattern for p in theirs.patterns]
         assert mine.searchers == mine.patterns and mine.exclude_searchers == mine.exclude and mine.engine == "re"
         assert (mine.description, mine.examples, mine.near_misses, mine.boilerplate) == \
             (theirs.description, theirs.examples, theirs.near_misses, theirs.boilerplate)
         for pattern in mine.patterns:  # the remembered needles are the ones parsing finds
             assert needles_module.pattern_needles(pattern) == _pattern_needles(pattern)
-    fresh, warm = Matcher(parsed), Matcher(restored)
+    fresh, warm = Matcher(built), Matcher(restored)
     assert warm.needles == fresh.needles and warm.covers == fresh.covers and warm.always == fresh.always
 
 
@@ -95,10 +98,10 @@ def test_a_warm_process_classifies_as_a_cold_one_and_as_one_without_cache(tmp_pa
     assert _cached_file(directory) == cached  # the warm run read it and wrote nothing new
 
 
-def test_off_reads_and_writes_nothing(tmp_path, monkeypatch, files, parsed):
+def test_off_reads_and_writes_nothing(tmp_path, monkeypatch, files, built):
     monkeypatch.setenv(rules_cache.ENV, "off")
     assert rules_cache.cache_dir() is None
-    rules_cache.store(files, parsed)
+    rules_cache.store(files, built)
     assert rules_cache.load(files) is None
 
 
@@ -109,8 +112,8 @@ def test_the_default_place_is_the_user_cache_directory(monkeypatch, tmp_path):
         assert rules_cache.cache_dir() == tmp_path / "ci-triage"
 
 
-def test_changed_rule_files_are_parsed_never_served_stale(cache_dir, files, parsed):
-    rules_cache.store(files, parsed)
+def test_changed_rule_files_are_parsed_never_served_stale(cache_dir, files, built):
+    rules_cache.store(files, built)
     name, data = files[-1]
     changed = [*files[:-1], (name, data.replace(b'category = "', b'category = "', 1) + b"\n# edited\n")]
     assert rules_cache.load(changed) is None  # another key
@@ -119,10 +122,13 @@ def test_changed_rule_files_are_parsed_never_served_stale(cache_dir, files, pars
     edited = list(files)
     edited[first] = (files[first][0], files[first][1].replace(b'category = "network"', b'category = "unknown"', 1))
     assert rules_cache.load(edited) is None
+    # Files the shipped index does not describe (a rule edited, the index not regenerated) are parsed
+    # at every load and never cached.
     rebuilt = parse_builtin(edited)
+    assert rebuilt != built and indexed_builtin(edited) is None
     rules_cache.store(edited, rebuilt)
-    assert rules_cache.load(edited) == rebuilt != parsed
-    assert rules_cache.load(files) == parsed  # both keys live side by side
+    assert rules_cache.load(edited) is None and rules_cache.encode(rebuilt) is None
+    assert rules_cache.load(files) == built  # the index's key still answers
 
 
 def test_the_key_names_the_files_the_version_and_this_python(files, monkeypatch):
@@ -141,8 +147,8 @@ def test_the_key_names_the_files_the_version_and_this_python(files, monkeypatch)
     assert rules_cache.cache_key(files) != key
 
 
-def test_a_file_under_another_key_is_refused(cache_dir, files, parsed):
-    rules_cache.store(files, parsed)
+def test_a_file_under_another_key_is_refused(cache_dir, files, built):
+    rules_cache.store(files, built)
     cached = _cached_file(cache_dir)
     other = [*files[:-1], (files[-1][0], files[-1][1] + b"\n")]
     cached.rename(rules_cache.cache_path(cache_dir, rules_cache.cache_key(other)))  # right name, wrong content
@@ -151,8 +157,8 @@ def test_a_file_under_another_key_is_refused(cache_dir, files, parsed):
 
 @pytest.mark.parametrize("damage", ["empty", "truncated", "flipped", "garbage", "valid digest, bad payload",
                                     "valid digest, wrong shape", "directory"])
-def test_a_damaged_file_means_parsing(cache_dir, files, parsed, damage):
-    rules_cache.store(files, parsed)
+def test_a_damaged_file_means_parsing(cache_dir, files, built, damage):
+    rules_cache.store(files, built)
     cached = _cached_file(cache_dir)
     blob = cached.read_bytes()
     key = rules_cache.cache_key(files)
@@ -199,19 +205,19 @@ def test_builtin_rules_survive_a_damaged_cache_and_rewrite_it(tmp_path):
     assert len(cached.read_bytes()) > 5000  # rewritten whole
 
 
-def test_an_unwritable_directory_only_means_no_cache(tmp_path, monkeypatch, files, parsed):
+def test_an_unwritable_directory_only_means_no_cache(tmp_path, monkeypatch, files, built):
     blocker = tmp_path / "a-file"
     blocker.write_text("not a directory")
     monkeypatch.setenv(rules_cache.ENV, str(blocker / "cache"))
-    rules_cache.store(files, parsed)  # no exception
+    rules_cache.store(files, built)  # no exception
     assert rules_cache.load(files) is None
     env = {**os.environ, rules_cache.ENV: str(blocker / "cache")}
     done = subprocess.run([sys.executable, "-c", "from ci_triage.core.logs.rules import builtin_rules; "
                            "print(len(builtin_rules().rules))"], capture_output=True, text=True, env=env, timeout=120)
-    assert done.returncode == 0 and done.stderr == "" and int(done.stdout) == len(parsed.rules)
+    assert done.returncode == 0 and done.stderr == "" and int(done.stdout) == len(built.rules)
 
 
-def test_concurrent_writers_leave_one_whole_file(cache_dir, files, parsed):
+def test_concurrent_writers_leave_one_whole_file(cache_dir, files, built):
     path = rules_cache.cache_path(cache_dir, rules_cache.cache_key(files))
     contents = [bytes([index]) * 200_000 for index in range(8)]
     threads = [threading.Thread(target=rules_cache.write_atomically, args=(path, data)) for data in contents]
@@ -223,7 +229,7 @@ def test_concurrent_writers_leave_one_whole_file(cache_dir, files, parsed):
     assert [p.name for p in cache_dir.iterdir()] == [path.name]  # no temporary file left
 
 
-def test_concurrent_processes_each_get_the_rules_and_one_valid_file(tmp_path, files, parsed):
+def test_concurrent_processes_each_get_the_rules_and_one_valid_file(tmp_path, files, built):
     directory = tmp_path / "cache"
     probe = "from ci_triage.core.logs.rules import builtin_rules; print(len(builtin_rules().rules))"
     env = {**os.environ, rules_cache.ENV: str(directory)}
@@ -231,17 +237,17 @@ def test_concurrent_processes_each_get_the_rules_and_one_valid_file(tmp_path, fi
                              text=True, env=env) for _ in range(4)]
     for run in runs:
         out, err = run.communicate(timeout=180)
-        assert run.returncode == 0 and err == "" and int(out) == len(parsed.rules)
+        assert run.returncode == 0 and err == "" and int(out) == len(built.rules)
     os.environ[rules_cache.ENV] = str(directory)
     try:
-        assert rules_cache.load(files) == parsed
+        assert rules_cache.load(files) == built
     finally:
         os.environ.pop(rules_cache.ENV)
     assert not [p for p in directory.iterdir() if p.name.endswith(".tmp")]
 
 
 def test_repository_and_cli_rules_are_checked_at_every_load(tmp_path):
-    """A warm cache serves the built-in rules only: a --rules file is still parsed and its hazards refused."""
+    """A warm cache serves the built-in rules only: a --rules file is still built and its hazards refused."""
     log = tmp_path / "job.log"
     log.write_text(LOG + STAMP + "our own flaky thing happened\n", encoding="utf-8")
     directory = tmp_path / "cache"
@@ -264,26 +270,26 @@ def test_repository_and_cli_rules_are_checked_at_every_load(tmp_path):
     assert done.returncode != 0 and "refused" in done.stderr
 
 
-def test_a_damaged_hyperscan_blob_is_compiled_instead(parsed):
+def test_a_damaged_hyperscan_blob_is_compiled_instead(built):
     pytest.importorskip("hyperscan")
-    fresh = Matcher(parsed, "hyperscan")
+    fresh = Matcher(built, "hyperscan")
     engines.prebuilt_database(fresh.needles, "literal", b"not a hyperscan database")
-    again = Matcher(parsed, "hyperscan")
+    again = Matcher(built, "hyperscan")
     assert again.scanner.database is not None and not engines._PREBUILT
     data = LOG.encode()
     assert sorted(again.scanner.hits(data, 0, len(data))) == sorted(fresh.scanner.hits(data, 0, len(data)))
     kind, blob = fresh.scanner.serialized()
     engines.prebuilt_database(fresh.needles, kind, blob)
-    loaded = Matcher(parsed, "hyperscan")
+    loaded = Matcher(built, "hyperscan")
     assert loaded.scanner.kind == kind
     assert sorted(loaded.scanner.hits(data, 0, len(data))) == sorted(fresh.scanner.hits(data, 0, len(data)))
     engines.prebuilt_database(fresh.needles, "unknown kind", blob)
-    assert Matcher(parsed, "hyperscan").scanner.database is not None
+    assert Matcher(built, "hyperscan").scanner.database is not None
 
 
-def test_the_cached_rules_classify_as_the_parsed_ones(cache_dir, files, parsed):
-    rules_cache.store(files, parsed)
+def test_the_cached_rules_classify_as_the_parsed_ones(cache_dir, files, built):
+    rules_cache.store(files, built)
     restored = rules_cache.load(files)
     data = LOG.encode()
-    assert classify(relevant_lines(data, restored), restored) == classify(relevant_lines(data, parsed), parsed)
-    assert builtin_rules() == parsed
+    assert classify(relevant_lines(data, restored), restored) == classify(relevant_lines(data, built), built)
+    assert builtin_rules() == built

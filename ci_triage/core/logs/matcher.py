@@ -240,13 +240,15 @@ class Matcher:
         short = len(text) <= WINDOW
         long_line: LongLine | None = None
         for priority in priorities:
-            rule, needles = self.check(priority)
             if short:
+                rule, needles = self.check(priority)
                 if needles is not None and needles.search(text) is None:
                     continue
                 captures = rule.match(text)
             else:
-                captures = None
+                # The windows come from the needles this line holds; the rule's whole needle regex
+                # (check) is not needed, nor compiled, here.
+                rule, needles, captures = self.rule_set.rules[priority], None, None
                 if long_line is None:
                     long_line = LongLine(text)
                 cover = self.covers[priority]

@@ -96,13 +96,6 @@ _KNOWN: dict[tuple[str, int], frozenset[Needle] | None] = KNOWN_NEEDLES
 _REQUIRED: dict[tuple[str, int], tuple[str, ...]] = KNOWN_REQUIRED
 
 
-def remember_needles(known: dict[tuple[str, int], frozenset[Needle] | None],
-                     required: dict[tuple[str, int], tuple[str, ...]] | None = None) -> None:
-    _KNOWN.update(known)
-    if required:
-        _REQUIRED.update(required)
-
-
 def pattern_needles(pattern: re.Pattern[str]) -> frozenset[Needle] | None:
     """Needles one of which is in every text `pattern` finds a match in; None if none is known."""
     key = (pattern.pattern, pattern.flags)

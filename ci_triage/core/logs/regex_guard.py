@@ -136,15 +136,9 @@ KNOWN_REQUIRED: dict[tuple[str, int], tuple[str, ...]] = {}
 _FROM_TREE: list[bool] = []  # [whether compile_pattern may compile from the shared tree], decided once
 
 
-# source -> the `_sre` code `_compile_tree` made: what `pattern_code` hands the rule cache, not compiled twice.
-_CODES: dict[str, list[int]] = {}
-
-
 def _compile_tree(source: str, tree: Any) -> re.Pattern[str]:
     """What `re.compile(source)` does after parsing (re._compiler.compile), on a tree parsed already."""
     code = sre_compile._code(tree, 0)
-    if len(_CODES) < 4096:
-        _CODES[source] = code
     groupindex = tree.state.groupdict
     indexgroup: list[str | None] = [None] * tree.state.groups
     for name, index in groupindex.items():
@@ -165,33 +159,6 @@ def compile_pattern(source: str) -> re.Pattern[str]:
     if not _FROM_TREE[0]:
         return re.compile(source)
     return _compile_tree(source, parsed(source))
-
-
-def pattern_code(pattern: re.Pattern[str]) -> tuple | None:
-    """What `pattern_from_code` rebuilds `pattern` from without parsing it (its `_sre` code, as plain
-    ints), or None where this Python's internals differ. Valid for this interpreter build only: a
-    cache of it must be keyed by `sys.version` and `_sre.MAGIC`."""
-    if not _FROM_TREE or not _FROM_TREE[0]:
-        return None
-    try:
-        tree = parsed(pattern.pattern)
-        if tree.state.flags != pattern.flags:
-            return None
-        made = _CODES.get(pattern.pattern)
-        code = [int(op) for op in (made if made is not None else sre_compile._code(tree, 0))]  # MAXREPEAT: an int subclass
-        groupindex = dict(tree.state.groupdict)
-        indexgroup: list[str | None] = [None] * tree.state.groups
-        for name, index in groupindex.items():
-            indexgroup[index] = name
-        return pattern.pattern, int(tree.state.flags), code, tree.state.groups - 1, groupindex, tuple(indexgroup)
-    except Exception:  # an internal API changed
-        return None
-
-
-def pattern_from_code(entry: tuple) -> re.Pattern[str]:
-    """The pattern `pattern_code` describes (equal to `re.compile` of its source); raises on a bad entry."""
-    source, flags, code, groups, groupindex, indexgroup = entry
-    return _sre.compile(source, flags, code, groups, groupindex, tuple(indexgroup))
 
 
 def hazard(source: str) -> str | None:
