@@ -137,7 +137,9 @@ class GitHubWriter:
         and an App's installation token (both `ghs_...`) get 403 "Resource not accessible by integration".
         For those, GraphQL's `viewer` names the App's bot user (`github-actions[bot]`, `<slug>[bot]`); an
         installation token skips GET /user. When neither answers, the caller learns the login from a
-        comment or reaction it writes."""
+        comment or reaction it writes. (Seen reported, not only believed: fullsend-ai/fullsend#1953, 2026-06,
+        a workflow run where `viewer` returned `<slug>[bot]` for an installation token; pingdotgg/t3code#11273,
+        2026-09, GET /user's 403 for a `ghs_` token. Retrieved through the issues search, 2026-12-04.)"""
         if not (self.connection.token or "").startswith("ghs_"):
             try:
                 login = (self._send("GET", "/user", what="the token's user").data or {}).get("login")
