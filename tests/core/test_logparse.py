@@ -22,6 +22,19 @@ def test_prefix_bom_crlf_and_ansi_are_removed_and_line_numbers_kept():
     assert lines[2].timestamp == "2024-01-01T00:00:01.0000000Z"
 
 
+def test_other_ci_systems_framing_is_cut_off_but_sets_no_timestamp():
+    # Bamboo's build log (https://github.com/spring-projects/spring-boot/issues/8920) and the
+    # `[ISO time] ` prefix of Buildkite's and Jenkins timestamper's views
+    raw = ("build\t18-Apr-2017 03:28:13\torg.example.AppTest > testAdd FAILED\n"
+           "error\t18-Apr-2017 03:28:56\t128 tests completed, 1 failed\n"
+           "[2021-08-20T16:00:29.351Z] > Task :app:test FAILED\n"
+           "building\tnot a Bamboo prefix\n")
+    lines = list(parse_log(raw))
+    assert [l.text for l in lines] == ["org.example.AppTest > testAdd FAILED", "128 tests completed, 1 failed",
+                                       "> Task :app:test FAILED", "building\tnot a Bamboo prefix"]
+    assert all(l.timestamp is None for l in lines)
+
+
 def test_lines_are_mapped_to_steps_by_the_jobs_api_timings():
     steps = [_step(1, "Set up job", "00:00:00", "00:00:02"), _step(2, "Run tests", "00:00:03", "00:01:00"),
              _step(3, "Complete job", "00:01:01", "00:01:01")]

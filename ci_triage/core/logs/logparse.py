@@ -9,7 +9,8 @@ annotations with `##[error]`, `##[warning]`, `##[notice]`; those markers stay in
 
 The one definition of a line's text (`split_line`), shared by `parse_log` and the fast path in
 `ci_triage.core.logs.matcher`: take the physical line's bytes (up to `\\n`), remove ANSI CSI
-sequences, take the timestamp prefix off, then cut at every `\\r`. Each non-empty `\\r`-separated
+sequences, take the timestamp prefix off (and another CI system's framing: Buildkite's, Jenkins
+timestamper's and Bamboo's), then cut at every `\\r`. Each non-empty `\\r`-separated
 segment is a LogLine of its own, with the physical line's number: a terminal overwrites a segment
 with the next one (tqdm progress bars print hundreds per physical line), so each is a message
 of its own, and a CUDA OOM printed after a progress bar is a line, not the tail of one.
@@ -38,6 +39,12 @@ from ci_triage.core.logs.values import LogLine, Step
 _STAMP_BYTES = rb"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?Z"
 _STAMP_PREFIX = re.compile(rb"(" + _STAMP_BYTES + rb") ?")
 _STAMPED_LINE = re.compile(rb"(?m)^" + _STAMP_BYTES)
+# Other CI systems' framing at a line's start, cut off like the runner's timestamp (never a timestamp of
+# the log: only the runner's stamps map lines to steps): Buildkite's and Jenkins timestamper's
+# `[2024-01-01T00:00:00.000Z] `, and Bamboo's build log `build\t18-Apr-2017 03:28:13\t` (its stream,
+# build, error, simple or command, then the time), so a rule anchored at a tool's own output sees it.
+_CI_PREFIX = re.compile(rb"\[[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?Z\] "
+                        rb"|(?:build|error|simple|command)\t[0-9]{2}-[A-Z][a-z]{2}-[0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2}\t")
 _STAMP_AT = re.compile(_STAMP_BYTES)
 # ECMA-48 CSI sequences (colours, cursor moves). None of its bytes is `\n`, so removing them never
 # changes where lines start, or how many there are.
@@ -59,6 +66,9 @@ def split_line(line: bytes, errors: str = "replace") -> tuple[str | None, list[s
     if found:
         stamp = found.group(1).decode("ascii")
         line = line[found.end():]
+    framing = _CI_PREFIX.match(line)
+    if framing:
+        line = line[framing.end():]
     if b"\r" not in line:
         return stamp, [line.decode("utf-8", errors)]
     parts = [part.decode("utf-8", errors) for part in line.split(b"\r") if part]
