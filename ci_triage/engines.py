@@ -27,12 +27,13 @@ from ci_triage.core.logs.scan import (
 
 
 # Serialized databases an earlier process built (the shell's rule cache, ci_triage/rules_cache.py, puts the
-# built-in rules' here): needles -> (kind, hyperscan.dumpb bytes). Used once each, then dropped.
-_PREBUILT: dict[tuple[Needle, ...], tuple[str, bytes]] = {}
+# built-in rules' here): needles and prefilters (Matcher.scan_key) -> (kind, hyperscan.dumpb bytes). Used
+# once each, then dropped.
+_PREBUILT: dict[tuple, tuple[str, bytes]] = {}
 
 
-def prebuilt_database(needles: Sequence[Needle], kind: str, serialized: bytes) -> None:
-    _PREBUILT[tuple(needles)] = (kind, serialized)
+def prebuilt_database(key: Sequence, kind: str, serialized: bytes) -> None:
+    _PREBUILT[tuple(key)] = (kind, serialized)
 
 
 def hyperscan_version() -> str | None:
@@ -49,22 +50,22 @@ class HyperscanScanner:
 
     name = "hyperscan"
 
-    def __init__(self, needles: Sequence[Needle]) -> None:
+    def __init__(self, needles: Sequence[Needle], prefilters: Sequence[bytes] = ()) -> None:
         import hyperscan
 
         self.database = None
         self.terminated = getattr(hyperscan, "ScanTerminated", hyperscan.error)
         self.takes_views = True
-        self.count = len(needles)
+        self.count = len(needles) + len(prefilters)  # ids past these are the literal database's partners
         self.kind = "none"
         # (needle index, text) of the caseless needles spelling i, k or s; their regexes on first need.
         self._partner_texts: list[tuple[int, str]] = []
         self._partnered: list[tuple[int, re.Pattern[bytes]]] | None = None
-        if not needles:
+        if not needles and not prefilters:
             return
         partnered = [(index, text) for index, (text, caseless) in enumerate(needles)
                      if caseless and any(char in CASE_PARTNERS for char in text.lower())]
-        prebuilt = _PREBUILT.pop(tuple(needles), None)
+        prebuilt = _PREBUILT.pop(tuple(needles) + tuple(prefilters), None)
         if prebuilt is not None:
             database = self._loaded(hyperscan, *prebuilt)
             if database is not None:
@@ -72,22 +73,28 @@ class HyperscanScanner:
                 self._partner_texts = partnered if self.kind == "literal" else []
                 return
         flags = [hyperscan.HS_FLAG_CASELESS if caseless else 0 for _, caseless in needles]
-        try:
+        database = None
+        if not prefilters:  # literals only
             # Hyperscan's literal compiler (5.2+) builds the database in a quarter of the time. It folds
             # ASCII case only, so the UTF-8 forms of the letters `re.IGNORECASE` also folds to i, k, s are
             # literals too (ids past the needles'): a chunk holding one is searched for the caseless
             # needles spelling that letter with `caseless_bytes_regex`, as a regex database would match.
             partners = [char.encode() for forms in CASE_PARTNERS.values() for char in forms]
-            database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-            database.compile(expressions=[text.encode() for text, _ in needles] + partners,
-                             ids=list(range(len(needles) + len(partners))), elements=len(needles) + len(partners),
-                             flags=flags + [0] * len(partners), literal=True)
-            self._partner_texts, self.kind = partnered, "literal"
-        except (TypeError, hyperscan.error):  # no literal compiler: every needle as a regex
+            try:
+                database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+                database.compile(expressions=[text.encode() for text, _ in needles] + partners,
+                                 ids=list(range(len(needles) + len(partners))), elements=len(needles) + len(partners),
+                                 flags=flags + [0] * len(partners), literal=True)
+                self._partner_texts, self.kind = partnered, "literal"
+            except (TypeError, hyperscan.error):  # no literal compiler
+                database = None
+        if database is None:  # every needle as a regex, and the prefilters
             expressions = [caseless_bytes_regex(text) if caseless else b"".join(b"\\x%02x" % b for b in text.encode())
-                           for text, caseless in needles]
+                           for text, caseless in needles] + list(prefilters)
+            # HS_FLAG_PREFILTER: hyperscan may widen a prefilter it cannot compile exactly (never narrow it).
+            flags += [hyperscan.HS_FLAG_PREFILTER] * len(prefilters)
             database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-            database.compile(expressions=expressions, ids=list(range(len(needles))), elements=len(needles),
+            database.compile(expressions=expressions, ids=list(range(len(expressions))), elements=len(expressions),
                              flags=flags)
             self._partner_texts, self.kind = [], "regex"
         self.database = database

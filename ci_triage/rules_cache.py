@@ -28,7 +28,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-FORMAT = 3  # bump when what is written, or how it is read, changes
+FORMAT = 4  # bump when what is written, or how it is read, changes
 ENV = "CI_TRIAGE_RULES_CACHE"
 _MAGIC = b"ci-triage builtin rules cache\n"
 _DIGEST = 32  # bytes of a SHA-256
@@ -155,13 +155,13 @@ def encode(rule_set: Any) -> bytes | None:
 
 
 def _database(rule_set: Any) -> tuple | None:
-    """(needles, kind, bytes) of the matcher's serialized hyperscan database (engine "auto"), or None."""
+    """(needles and prefilters, kind, bytes) of the matcher's serialized hyperscan database (engine "auto"), or None."""
     from ci_triage.core.logs.matcher import matcher_for
 
     matcher = matcher_for(rule_set, "auto")
     serialized = getattr(matcher.scanner, "serialized", None)
     database = serialized() if serialized is not None else None
-    return None if database is None else (tuple(matcher.needles), *database)
+    return None if database is None else (matcher.scan_key, *database)
 
 
 def write_atomically(path: Path, data: bytes) -> None:

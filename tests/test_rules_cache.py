@@ -273,17 +273,17 @@ def test_repository_and_cli_rules_are_checked_at_every_load(tmp_path):
 def test_a_damaged_hyperscan_blob_is_compiled_instead(built):
     pytest.importorskip("hyperscan")
     fresh = Matcher(built, "hyperscan")
-    engines.prebuilt_database(fresh.needles, "literal", b"not a hyperscan database")
+    engines.prebuilt_database(fresh.scan_key, "literal", b"not a hyperscan database")
     again = Matcher(built, "hyperscan")
-    assert again.scanner.database is not None and not engines._PREBUILT
+    assert again.scanner.database is not None and fresh.scan_key not in engines._PREBUILT  # consumed
     data = LOG.encode()
     assert sorted(again.scanner.hits(data, 0, len(data))) == sorted(fresh.scanner.hits(data, 0, len(data)))
     kind, blob = fresh.scanner.serialized()
-    engines.prebuilt_database(fresh.needles, kind, blob)
+    engines.prebuilt_database(fresh.scan_key, kind, blob)
     loaded = Matcher(built, "hyperscan")
     assert loaded.scanner.kind == kind
     assert sorted(loaded.scanner.hits(data, 0, len(data))) == sorted(fresh.scanner.hits(data, 0, len(data)))
-    engines.prebuilt_database(fresh.needles, "unknown kind", blob)
+    engines.prebuilt_database(fresh.scan_key, "unknown kind", blob)
     assert Matcher(built, "hyperscan").scanner.database is not None
 
 

@@ -5,7 +5,8 @@ contain: a "needle" (`ReadTimeoutError(` for `ReadTimeoutError\\(.*Read timed ou
 alternative of a branch). The log is read a 4 MiB chunk at a time
 (an mmap is read in place and its pages released after each chunk); a chunk holding ANSI codes is
 cleaned first (`LogBuffer.cleaned`). One multi-literal scan (scan.py) of each chunk finds the lines
-holding any needle, and which needles each holds; a line's start and end are found from its first
+holding any needle, and which needles each holds (with hyperscan, the few patterns whose needles are
+common words are scanned as themselves instead: prefilter.py); a line's start and end are found from its first
 hit, and newlines are counted (once each) only up to the lines kept, for their numbers. Only those
 lines are split into `\\r` segments and decoded (`logparse.split_line`, the one line parser) and
 given to the real regexes, in priority order, exactly as `Rule.match` would see them, but only the
@@ -31,6 +32,7 @@ from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Sequence
 from functools import lru_cache
 from ci_triage.core.logs.long_lines import WINDOW, LongLine, _window_match, _windows_with_needles  # noqa: F401 (WINDOW, _windows_with_needles: tested here)
+from ci_triage.core.logs.prefilter import prefiltered
 from ci_triage.core.logs.logparse import (
     GROUP_RUN,
     LogBuffer,
@@ -190,29 +192,45 @@ class Matcher:
         # A rule with no needle must be tried on every line: correct, but no faster than before.
         self.always = tuple(priority for priority, cover in enumerate(cover_of) if cover is None)
         self.exhaustive = bool(self.always)
-        self.needles: tuple[Needle, ...] = tuple(sorted(set(MARKERS).union(*(c for c in cover_of if c))))
-        index_of = {needle: index for index, needle in enumerate(self.needles)}
-        self.rules_of_needle: list[list[int]] = [[] for _ in self.needles]
-        # (priority, pattern index) of every pattern whose cover holds the needle: a line's needles
-        # name the only patterns that can match it.
-        self.patterns_of_needle: list[list[tuple[int, int]]] = [[] for _ in self.needles]
-        for priority, (rule, cover) in enumerate(zip(rule_set.rules, cover_of)):
-            for needle in cover or ():
-                self.rules_of_needle[index_of[needle]].append(priority)
-            if cover is not None:
-                for pattern_index, pattern_cover in enumerate(pattern_covers[priority]):
-                    for needle in pattern_cover:
-                        self.patterns_of_needle[index_of[needle]].append((priority, pattern_index))
         self._needle_regexes: list[re.Pattern[str] | None | bool] = [False] * len(rule_set.rules)
         self.all_rules = tuple(range(len(rule_set.rules)))
-        self.scanner = make_scanner(self.needles, engine)
+        # With hyperscan, the patterns whose needles are common text are scanned as themselves
+        # (prefilter.py): a line reaches Python only if they can match it. The Python scanner takes needles.
+        prefilters = () if engine == "python" else tuple(
+            (priority, index, expression) for priority, cover in enumerate(cover_of) if cover is not None
+            for index, pattern in enumerate(rule_set.rules[priority].patterns)
+            if (expression := prefiltered(pattern, pattern_covers[priority][index])) is not None)
+        self._index(prefilters)
+        self.scanner = make_scanner(self.needles, engine, [expression for _, _, expression in prefilters])
+        if prefilters and self.scanner.name == "python":  # no hyperscan, or it refused a prefilter: needles
+            self._index(())
+            self.scanner = make_scanner(self.needles, engine)
         self._plans: dict[frozenset[int], tuple[tuple[int, tuple[int, ...] | None], ...] | None] = {}
         # Each pattern's required literals (UTF-8): all of them are in the bytes of any line it can match.
         self.required: list[list[tuple[bytes, ...]]] = [
             [tuple(text.encode("utf-8", "surrogatepass") for text in pattern_required(pattern)) for pattern in rule.patterns]
             if cover is not None else [] for rule, cover in zip(rule_set.rules, cover_of)]
-        self.marker_ids = frozenset(index_of[marker] for marker in MARKERS)
         self._checks: dict[tuple, tuple] = {}
+
+    def _index(self, prefilters: tuple[tuple[int, int, bytes], ...]) -> None:
+        """The scan's ids: each needle (but those only prefiltered patterns have), then each prefilter;
+        for each id, the (priority, pattern index) of the patterns a line holding it may match."""
+        skip = {(priority, index) for priority, index, _ in prefilters}
+        covers = [cover for priority, covers in enumerate(self.pattern_covers) if self.covers[priority] is not None
+                  for index, cover in enumerate(covers) if (priority, index) not in skip]
+        self.needles: tuple[Needle, ...] = tuple(sorted(set(MARKERS).union(*covers)))
+        self.prefilters = tuple(expression for _, _, expression in prefilters)
+        self.scan_key = self.needles + self.prefilters  # what a serialized database was built for
+        index_of = {needle: index for index, needle in enumerate(self.needles)}
+        # A line's ids name the only patterns that can match it.
+        self.patterns_of_needle: list[list[tuple[int, int]]] = [[] for _ in self.needles]
+        for priority, cover in enumerate(self.covers):
+            for pattern_index, pattern_cover in enumerate(self.pattern_covers[priority] if cover else ()):
+                if (priority, pattern_index) not in skip:
+                    for needle in pattern_cover:
+                        self.patterns_of_needle[index_of[needle]].append((priority, pattern_index))
+        self.patterns_of_needle.extend([(priority, index)] for priority, index, _ in prefilters)
+        self.marker_ids = frozenset(index_of[marker] for marker in MARKERS)
 
     def _window_regex(self, needles: frozenset[Needle]) -> re.Pattern[str]:
         """The regex of the needles a long line holds of one rule's (few, so it scans fast)."""

@@ -106,11 +106,14 @@ def register_scanner(name: str, factory: Callable[[Sequence[Needle]], Any]) -> N
     _NATIVE[name] = factory
 
 
-def make_scanner(needles: Sequence[Needle], engine: str = "auto"):
+def make_scanner(needles: Sequence[Needle], engine: str = "auto", prefilters: Sequence[bytes] = ()):
+    """A scanner of `needles` (ids 0...) and, natively, of `prefilters` (bytes regexes, ids after the
+    needles'; core/logs/prefilter.py). The Python scanner takes no prefilters: the caller then asks
+    again with every pattern's needles."""
     if engine in ("auto", "hyperscan"):
         try:
             factory = _NATIVE["hyperscan"]
-            return factory(needles)
+            return factory(needles, prefilters)
         except Exception:  # not installed for this platform, or no usable CPU: same lines, slower
             if engine == "hyperscan":
                 raise
