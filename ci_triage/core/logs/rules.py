@@ -16,6 +16,7 @@ from typing import Any
 
 from ci_triage.core import limits
 from ci_triage.core.logs.cache_hook import BUILTIN_CACHE as _BUILTIN_CACHE
+from ci_triage.core.logs.framing import unframed
 from ci_triage.core.categories import CATEGORIES, NEVER_RETRYABLE
 from ci_triage.core.logs.regex_guard import check_budget, compile_pattern, hazard, linear_engine
 from ci_triage.errors import ConfigError
@@ -40,25 +41,27 @@ class Rule:
     engine: str = "re"  # "re" or "re2": which engine `searchers` are
 
     def match(self, text: str) -> dict[str, str] | None:
-        """Captures of the first pattern that matches `text`, or None."""
+        """Captures of the first pattern that matches `text` (as it is, or without its framing: a rank
+        prefix, `##[error]`, indentation; see framing.py), or None."""
         check_budget(self.id)
-        for pattern in self.searchers or self.patterns:
-            found = pattern.search(text)
-            if found:
-                if any(excluded.search(text) for excluded in self.exclude_searchers or self.exclude):
-                    return None
-                return {name: value for name, value in found.groupdict().items() if value is not None}
-        return None
+        return self._search(text, self.searchers or self.patterns)
 
     def match_patterns(self, text: str, indices: Iterable[int]) -> dict[str, str] | None:
         """`match` when only the patterns at `indices` (ascending) can match `text`: the matcher
         knows which patterns' literals the line holds, and the others cannot match it."""
         check_budget(self.id)
         searchers = self.searchers or self.patterns
-        for index in indices:
-            found = searchers[index].search(text)
+        return self._search(text, [searchers[index] for index in indices])
+
+    def _search(self, text: str, searchers) -> dict[str, str] | None:
+        bare = unframed(text)
+        for pattern in searchers:
+            found = pattern.search(text)
+            if found is None and bare:
+                found = next((f for f in map(pattern.search, bare) if f), None)
             if found:
-                if any(excluded.search(text) for excluded in self.exclude_searchers or self.exclude):
+                excludes = self.exclude_searchers or self.exclude
+                if any(excluded.search(candidate) for excluded in excludes for candidate in (text, *bare)):
                     return None
                 return {name: value for name, value in found.groupdict().items() if value is not None}
         return None
