@@ -25,6 +25,12 @@ from ci_triage.core.logs.rules import builtin_rules
     ("1234\tfoo", ("foo",)),
     ("> `x y`", ("x y",)),
     ('"ERROR: x"', ("ERROR: x",)),
+    ("2024-05-01 12:34:56,789 - root - ERROR - boom", ("- root - ERROR - boom", "boom")),
+    ("ERROR 05-01 12:34:56 [engine.py:123] boom", ("boom",)),
+    ("E0501 12:34:56.789012 12345 engine.cc:12] boom", ("boom",)),
+    ("[2024-05-01 12:34:56] boom", ("boom",)),
+    ("web-1  | boom", ("boom",)),
+    ("[gw3] boom", ("boom",)),
     # not framing: plain text, counts, pytest's E line, warnings
     ("plain", ()),
     ("12 failed, 3 passed", ()),
@@ -47,7 +53,9 @@ MESSAGES = [
 FRAMINGS = ["{}", "##[error]{}", "2024-05-01T12:34:56.1234567Z ##[error]{}", "ERROR: {}", "[ERROR] {}",
             "ERROR:root:{}", "[rank0]: {}", "(RayWorker pid=1234) {}", "[1,0]<stderr>:{}", "#8 12.34 {}",
             "[linux-build] {}", "    {}", "\t{}", "> {}", "`{}`", '"{}"', "12\t{}", "\x1b[31m{}\x1b[0m",
-            " 45%|####5     | 45/100\r{}"]
+            " 45%|####5     | 45/100\r{}", "2024-05-01 12:34:56,789 - root - ERROR - {}",
+            "ERROR 05-01 12:34:56 [engine.py:123] {}", "E0501 12:34:56.789012 12345 engine.cc:12] {}",
+            "[2024-05-01 12:34:56] {}", "web-1  | {}", "[gw3] {}"]
 
 
 @pytest.mark.parametrize("framing", FRAMINGS)
@@ -72,3 +80,12 @@ def test_prose_code_and_warnings_stay_unmatched(line: str) -> None:
     rules = builtin_rules()
     result = classify(relevant_lines(f"{line}\n", rules), rules)
     assert result.rule_id is None
+
+
+def test_a_long_framed_line_matches_in_its_first_window() -> None:
+    rules = builtin_rules()
+    line = "[rank0]: ImportError while importing test module '/src/tests/test_io.py'. " + "x" * 10_000
+    log = f"noise\n{line}\n"
+    fast = classify(relevant_lines(log, rules), rules)
+    assert (fast.category, fast.root_cause.line if fast.root_cause else None) == ("import_error", 2)
+    assert classify(list(parse_log(log)), rules).category == "import_error"

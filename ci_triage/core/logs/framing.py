@@ -5,7 +5,9 @@ A rule is written from the message a tool prints (`ImportError while importing t
 tool never wrote: an Azure/Actions `##[error]` annotation, a launcher's rank or process prefix
 (`[rank0]: `, `(RayWorker pid=123) `, Open MPI's `[1,0]<stderr>:`, torchrun's `[default0]:`), docker
 build's BuildKit step prefix (`#8 12.34 `), a Jenkins parallel branch's `[linux-build] `, a log level
-(`[ERROR] `, `ERROR: `, Python logging's `ERROR:root:`), indentation, line numbers pasted with a tab or
+(`[ERROR] `, `ERROR: `, Python logging's `ERROR:root:` and `- name - ERROR - `, vLLM's
+`ERROR 05-01 12:34:56 [file.py:12] `, glog's `E0501 12:34:56.789 123 file.cc:12] `), a logger's timestamp,
+docker compose's `web-1  | `, indentation, line numbers pasted with a tab or
 `|`, a quote (`> `), or backticks/quotes around the whole line. `unframed(text)` is the text with that
 framing peeled off (None when the line has none); `Rule.match` tries a pattern on the line as it is and
 then on its unframed text, so one rule holds under every framing. The runner's timestamp, Buildkite's,
@@ -26,23 +28,33 @@ import re
 # One framing at the line's start, peeled repeatedly (at most MAX_PEELS times). A log level is peeled
 # too, but the text before its peel is kept as a candidate of its own: a tool that prints its own level
 # (`ERROR: Failure: ImportError (...)`, Maven's `[ERROR] `) is matched by rules that include it.
+_DATE_TIME = r"[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}(?:[.,][0-9]+)?(?:Z|[+-][0-9]{2}:?[0-9]{2})?"
+_TIME = r"[0-9]{2}:[0-9]{2}:[0-9]{2}(?:[.,][0-9]+)?"
 _FRAME = re.compile(
     r"(?P<level>\[(?:ERROR|FATAL|CRITICAL|error|fatal)\] "
     r"|(?:CRITICAL|ERROR|FATAL):[\w.-]*:"  # Python logging's default format
-    r"|(?:ERROR|FATAL|CRITICAL)(?::| \|)? (?=\S))"
-    r"|\s+"
+    # vLLM's and glog's: 'ERROR 05-01 12:34:56 [engine.py:12] ', 'E0501 12:34:56.789 123 file.cc:12] '
+    r"|(?:ERROR|CRITICAL|FATAL) [0-9]{2}-[0-9]{2} " + _TIME + r" \[[\w.-]+:[0-9]+\] "
+    r"|[EF][0-9]{4} " + _TIME + r" +[0-9]+ [\w.-]+:[0-9]+\] "
+    r"|(?:ERROR|FATAL|CRITICAL)(?::| \|)? (?=\S)"
+    r"|-?(?: ?[\w.-]{1,60} -)? (?:ERROR|CRITICAL|FATAL) - )"  # '%(asctime)s - %(name)s - %(levelname)s - '
+    r"|\s{1,200}"
     r"|##\[error\]"
+    r"|\[?" + _DATE_TIME + r"\]?,? "  # a logger's timestamp, bracketed or not
+    r"|\[" + _TIME + r"\] "
     r"|#\d+ \d+(?:\.\d+)? "  # BuildKit plain progress
     r"|\[(?:rank|RANK)?\d+(?:,\d+)?\](?:<std(?:out|err)>)?: ?"  # [rank0]: [0]: [1,0]<stderr>:
     r"|\[default\d+\]: ?"  # torchrun --tee
-    r"|\([\w.-]+(?: rank=\d+)? pid=\d+(?:, ip=[\d.]+)?\) "  # Ray / vLLM worker processes
+    r"|\([\w.-]{1,40}(?: rank=\d{1,6})? pid=\d{1,9}(?:, ip=[\d.]{1,40})?\) "  # Ray / vLLM worker processes
+    r"|[\w.-]{1,40}[-_][0-9]{1,4} {1,8}\| "  # docker compose's service prefix ('web-1  | ')
     # a Jenkins parallel branch, a job or container tag (not a level: warnings stay framed)
     r"|\[(?!(?:WARN(?:ING)?|INFO|DEBUG|NOTICE|TRACE|warn(?:ing)?|info|debug)\])[A-Za-z][\w.-]{0,39}\] (?=\S)"
     r"|\d{1,6}(?:\t| ?\| )(?=\S)"  # pasted line numbers
     r"|> (?=\S)"
 )
-# The characters a framing can start with: a line starting otherwise (most lines) costs one look-up.
-_STARTS = frozenset(" \t\v\f#[(ECF>`\"'0123456789")
+# The characters a framing can start with (and compose's ' | '): a line with neither (most lines) costs
+# two look-ups.
+_STARTS = frozenset(" \t\v\f#[(ECF>`\"'0123456789-")
 _WRAPS = ("`", '"', "'")
 MAX_PEELS = 5
 _NONE: tuple[str, ...] = ()
@@ -66,7 +78,7 @@ def unframed(text: str) -> tuple[str, ...]:
     if text is last[0]:
         return last[1]
     answer = _NONE
-    if text[:1] in _STARTS:
+    if text[:1] in _STARTS or " | " in text[:48]:
         peeled, before_levels = text, []
         for _ in range(MAX_PEELS):
             found = _FRAME.match(peeled)
