@@ -24,6 +24,7 @@ is a suffix of the line's text, so the matcher's needles and required literals h
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 # One framing at the line's start, peeled repeatedly (at most MAX_PEELS times). A log level is peeled
 # too, but the text before its peel is kept as a candidate of its own: a tool that prints its own level
@@ -95,3 +96,15 @@ def unframed(text: str) -> tuple[str, ...]:
         answer = tuple(candidates)
     _last = (text, answer)
     return answer
+
+
+# What makes a match depend on where the text starts or ends: anchors, word boundaries, lookarounds.
+_CONTEXT = re.compile(r"\^|\\[AZbB]|\$|\(\?<?[=!]")
+
+
+@lru_cache(maxsize=None)
+def context_sensitive(source: str) -> bool:
+    """Whether a pattern can match a line's unframed text (a suffix of it, maybe without a closing quote)
+    and not the line itself: only through an anchor, a word boundary or a lookaround. A pattern without
+    any finds in the line every match it finds in a part of it, so the unframed texts need not be tried."""
+    return _CONTEXT.search(source.replace("[^", "[")) is not None
