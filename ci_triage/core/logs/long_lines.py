@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 
+from ci_triage.core.logs.framing import unframed
 from ci_triage.core.logs.rules import Rule
 from ci_triage.core.logs.scan import CASE_PARTNERS, Needle
 
@@ -48,11 +49,15 @@ class LongLine:
 def _window_match(rule: Rule, text: str, lo: int, hi: int,
                   patterns: Sequence[re.Pattern[str]] | None = None) -> dict[str, str] | None:
     """`Rule.match` on text[lo:hi], seeing the real text around it (`^` only at the line's start);
-    `patterns`, when given, are the only ones of the rule's patterns that can match this line."""
+    `patterns`, when given, are the only ones of the rule's patterns that can match this line. The
+    first window is also tried without the line's framing (framing.py), as `Rule.match` does."""
+    bare = unframed(text[:hi]) if lo == 0 else ()
     for pattern in rule.patterns if patterns is None else patterns:
         found = pattern.search(text, lo, hi)
+        if found is None and bare:
+            found = next((f for f in map(pattern.search, bare) if f), None)
         if found:
-            if any(excluded.search(text, lo, hi) for excluded in rule.exclude):
+            if any(excluded.search(text, lo, hi) or any(excluded.search(b) for b in bare) for excluded in rule.exclude):
                 return None
             return {name: value for name, value in found.groupdict().items() if value is not None}
     return None

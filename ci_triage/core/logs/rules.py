@@ -10,12 +10,13 @@ import re
 import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
 
 from ci_triage.core import limits
 from ci_triage.core.logs.cache_hook import BUILTIN_CACHE as _BUILTIN_CACHE
+from ci_triage.core.logs.framing import context_sensitive, unframed
 from ci_triage.core.categories import CATEGORIES, NEVER_RETRYABLE
 from ci_triage.core.logs.regex_guard import check_budget, compile_pattern, hazard, linear_engine
 from ci_triage.errors import ConfigError
@@ -40,25 +41,38 @@ class Rule:
     engine: str = "re"  # "re" or "re2": which engine `searchers` are
 
     def match(self, text: str) -> dict[str, str] | None:
-        """Captures of the first pattern that matches `text`, or None."""
+        """Captures of the first pattern that matches `text` (as it is, or without its framing: a rank
+        prefix, `##[error]`, indentation; see framing.py), or None."""
         check_budget(self.id)
-        for pattern in self.searchers or self.patterns:
-            found = pattern.search(text)
-            if found:
-                if any(excluded.search(text) for excluded in self.exclude_searchers or self.exclude):
-                    return None
-                return {name: value for name, value in found.groupdict().items() if value is not None}
-        return None
+        return self._search(text, range(len(self.patterns)))
 
     def match_patterns(self, text: str, indices: Iterable[int]) -> dict[str, str] | None:
         """`match` when only the patterns at `indices` (ascending) can match `text`: the matcher
         knows which patterns' literals the line holds, and the others cannot match it."""
         check_budget(self.id)
+        return self._search(text, indices)
+
+    @cached_property
+    def _context_sensitive(self) -> tuple[bool, ...]:
+        """Per pattern: whether it can match a line's unframed text and not the line (framing.py)."""
+        return tuple(context_sensitive(pattern.pattern) for pattern in self.patterns)
+
+    def _search(self, text: str, indices: Iterable[int]) -> dict[str, str] | None:
         searchers = self.searchers or self.patterns
+        sensitive = self._context_sensitive
+        bare: tuple[str, ...] | None = None  # found only when a pattern needs it
         for index in indices:
-            found = searchers[index].search(text)
+            pattern = searchers[index]
+            found = pattern.search(text)
+            if found is None and sensitive[index]:
+                if bare is None:
+                    bare = unframed(text)
+                if bare:
+                    found = next((f for f in map(pattern.search, bare) if f), None)
             if found:
-                if any(excluded.search(text) for excluded in self.exclude_searchers or self.exclude):
+                excludes = self.exclude_searchers or self.exclude
+                candidates = (text, *(unframed(text) if bare is None else bare))
+                if any(excluded.search(candidate) for excluded in excludes for candidate in candidates):
                     return None
                 return {name: value for name, value in found.groupdict().items() if value is not None}
         return None

@@ -1,0 +1,91 @@
+"""Framing robustness: a tool's message classifies the same behind the framing CI systems and launchers add."""
+
+from __future__ import annotations
+
+import pytest
+
+from ci_triage.core.logs.classify import classify
+from ci_triage.core.logs.framing import unframed
+from ci_triage.core.logs.logparse import parse_log
+from ci_triage.core.logs.matcher import relevant_lines
+from ci_triage.core.logs.rules import builtin_rules
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("[rank0]: FAILED tests/a.py::t", ("FAILED tests/a.py::t",)),
+    ("(RayWorker pid=123) ERROR: boom", ("ERROR: boom", "boom")),
+    ("(VllmWorker rank=1 pid=77) x", ("x",)),
+    ("[1,0]<stderr>:--- FAIL: TestX (0.01s)", ("--- FAIL: TestX (0.01s)",)),
+    ("[default3]:x", ("x",)),
+    ("##[error]x", ("x",)),
+    ("#8 12.34 error[E0308]: mismatched types", ("error[E0308]: mismatched types",)),
+    ("    --- FAIL: TestX", ("--- FAIL: TestX",)),
+    ("[linux-build] [ERROR] Tests run: 3", ("[ERROR] Tests run: 3", "Tests run: 3")),
+    ("ERROR:root:boom", ("boom",)),
+    ("1234\tfoo", ("foo",)),
+    ("> `x y`", ("x y",)),
+    ('"ERROR: x"', ("ERROR: x",)),
+    ("2024-05-01 12:34:56,789 - root - ERROR - boom", ("- root - ERROR - boom", "boom")),
+    ("ERROR 05-01 12:34:56 [engine.py:123] boom", ("boom",)),
+    ("E0501 12:34:56.789012 12345 engine.cc:12] boom", ("boom",)),
+    ("[2024-05-01 12:34:56] boom", ("boom",)),
+    ("web-1  | boom", ("boom",)),
+    ("[gw3] boom", ("boom",)),
+    # not framing: plain text, counts, pytest's E line, warnings
+    ("plain", ()),
+    ("12 failed, 3 passed", ()),
+    ("E   ImportError: x", ()),
+    ("[WARNING] x", ()),
+    ("##[warning]x", ()),
+    ("", ()),
+    ("   ", ()),
+])
+def test_unframed(text: str, expected: tuple[str, ...]) -> None:
+    assert unframed(text) == expected
+
+
+MESSAGES = [
+    ("ImportError while importing test module '/home/runner/work/app/app/tests/test_io.py'.", "import_error"),
+    ("--- FAIL: TestParse (0.01s)", "test_failure"),
+    ("error[E0308]: mismatched types", "compile_error"),
+    ("Error: Process completed with exit code 137.", "host_oom"),
+]
+FRAMINGS = ["{}", "##[error]{}", "2024-05-01T12:34:56.1234567Z ##[error]{}", "ERROR: {}", "[ERROR] {}",
+            "ERROR:root:{}", "[rank0]: {}", "(RayWorker pid=1234) {}", "[1,0]<stderr>:{}", "#8 12.34 {}",
+            "[linux-build] {}", "    {}", "\t{}", "> {}", "`{}`", '"{}"', "12\t{}", "\x1b[31m{}\x1b[0m",
+            " 45%|####5     | 45/100\r{}", "2024-05-01 12:34:56,789 - root - ERROR - {}",
+            "ERROR 05-01 12:34:56 [engine.py:123] {}", "E0501 12:34:56.789012 12345 engine.cc:12] {}",
+            "[2024-05-01 12:34:56] {}", "web-1  | {}", "[gw3] {}"]
+
+
+@pytest.mark.parametrize("framing", FRAMINGS)
+@pytest.mark.parametrize(("message", "category"), MESSAGES)
+def test_message_survives_framing(message: str, category: str, framing: str) -> None:
+    rules = builtin_rules()
+    log = f"noise before\n{framing.format(message)}\nnoise after\n"
+    fast = classify(relevant_lines(log, rules), rules)
+    assert fast.category == category
+    assert fast.root_cause is not None and fast.root_cause.line == 2
+    assert classify(list(parse_log(log)), rules).category == category
+
+
+@pytest.mark.parametrize("line", [
+    "pytest prints ImportError while importing test module 'x' when a test module cannot be imported",
+    "    raise ImportError(\"ImportError while importing test module 'x'\")",
+    "[WARNING] ImportError while importing test module '/src/tests/test_io.py'",
+    "##[warning]--- FAIL: TestParse (0.01s)",
+    "    # --- FAIL: TestParse is what go test prints",
+])
+def test_prose_code_and_warnings_stay_unmatched(line: str) -> None:
+    rules = builtin_rules()
+    result = classify(relevant_lines(f"{line}\n", rules), rules)
+    assert result.rule_id is None
+
+
+def test_a_long_framed_line_matches_in_its_first_window() -> None:
+    rules = builtin_rules()
+    line = "[rank0]: ImportError while importing test module '/src/tests/test_io.py'. " + "x" * 10_000
+    log = f"noise\n{line}\n"
+    fast = classify(relevant_lines(log, rules), rules)
+    assert (fast.category, fast.root_cause.line if fast.root_cause else None) == ("import_error", 2)
+    assert classify(list(parse_log(log)), rules).category == "import_error"
