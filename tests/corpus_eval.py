@@ -175,6 +175,8 @@ CONTAMINATED = {
     "uzh-rpg/rpg_open_remode": "a rule writer's search results showed its thread as a snippet (issue 10 sweeps, 2026-12-05)",
     "vscodenpa/testissues": "a rule writer's search results showed its thread as a snippet (issue 10 sweeps, 2026-12-05)",
     "yuzu-emu/yuzu": "a rule writer's search results showed its thread as a snippet (issue 10 sweeps, 2026-12-05)",
+    "0jc1/py-autovod": "a rule writer's grep over the excerpts printed lines of its test excerpt (issue 10, 2026-12-05)",
+    "dyrnq/install-docker": "a rule writer's grep over the excerpts printed lines of its test excerpt (issue 10, 2026-12-05)",
 }
 
 
