@@ -19,6 +19,9 @@ from ci_triage.core.logs.rules import builtin_rules
     ("[default3]:x", ("x",)),
     ("##[error]x", ("x",)),
     ("#8 12.34 error[E0308]: mismatched types", ("error[E0308]: mismatched types",)),
+    ("#98  55.71 --- FAIL: TestCheckSuite/TestHealthChange (0.17s)",  # siderolabs/talos#1018, gap widened
+     ("--- FAIL: TestCheckSuite/TestHealthChange (0.17s)",)),
+    ("#12 0.412     --- FAIL: TestX/sub (0.00s)", ("--- FAIL: TestX/sub (0.00s)",)),
     ("    --- FAIL: TestX", ("--- FAIL: TestX",)),
     ("[linux-build] [ERROR] Tests run: 3", ("[ERROR] Tests run: 3", "Tests run: 3")),
     ("ERROR:root:boom", ("boom",)),

@@ -43,7 +43,10 @@ _FRAME = re.compile(
     r"|##\[error\]"
     r"|\[?" + _DATE_TIME + r"\]?,? "  # a logger's timestamp, bracketed or not
     r"|\[" + _TIME + r"\] "
-    r"|#\d+ \d+(?:\.\d+)? "  # BuildKit plain progress
+    # BuildKit plain progress: its format is '#%d %s %s' (step, seconds since the step started as %.3f/
+    # %.2f/%.1f by magnitude, or '%#.4g' cut to five characters before 2020, then the tool's line as
+    # printed, whose own indentation the next peel takes); pasted logs show the gap widened ('#98  55.71 ')
+    r"|#\d{1,5} {1,4}\d+(?:\.\d+)? "
     r"|\[(?:rank|RANK)?\d+(?:,\d+)?\](?:<std(?:out|err)>)?: ?"  # [rank0]: [0]: [1,0]<stderr>:
     r"|\[default\d+\]: ?"  # torchrun --tee
     r"|\([\w.-]{1,40}(?: rank=\d{1,6})? pid=\d{1,9}(?:, ip=[\d.]{1,40})?\) "  # Ray / vLLM worker processes
