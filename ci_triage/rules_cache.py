@@ -28,7 +28,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-FORMAT = 4  # bump when what is written, or how it is read, changes
+FORMAT = 5  # bump when what is written, or how it is read, changes (5: needles join a run to a branch)
 ENV = "CI_TRIAGE_RULES_CACHE"
 _MAGIC = b"ci-triage builtin rules cache\n"
 _DIGEST = 32  # bytes of a SHA-256

@@ -48,6 +48,25 @@ def _score(cover: frozenset[Needle]) -> tuple[int, int]:
     return min(len(text) for text, _ in cover), -len(cover)
 
 
+def _joined_cover(run: str, branches: Iterable, caseless: bool) -> frozenset[Needle] | None:
+    """One needle per alternative: `run` followed by the literal the alternative starts with (None
+    when an alternative starts with no literal)."""
+    cover: set[Needle] = set()
+    for branch in branches:
+        leading = []
+        for op, av in branch:
+            if op is not sre.LITERAL:
+                break
+            leading.append(chr(av))
+        if not leading:
+            return None
+        piece = _literal_cover(run + "".join(leading), caseless)
+        if not piece or min(len(text) for text, _ in piece) < _MIN_NEEDLE:
+            return None
+        cover |= piece
+    return frozenset(cover) or None
+
+
 def _cover(items: Iterable[tuple], caseless: bool, required: list[str] | None = None) -> frozenset[Needle] | None:
     """Needles at least one of which every match of this parsed sequence contains, or None. When
     `required` is given, the case-sensitive literals every match contains (each of them) are added to it."""
@@ -66,6 +85,7 @@ def _cover(items: Iterable[tuple], caseless: bool, required: list[str] | None = 
         if op is sre.LITERAL:
             run.append(chr(av))
             continue
+        previous_run = "".join(run)
         end_run()
         found: frozenset[Needle] | None = None
         if op is sre.SUBPATTERN:
@@ -82,6 +102,13 @@ def _cover(items: Iterable[tuple], caseless: bool, required: list[str] | None = 
             alternatives = [_cover(branch, caseless) for branch in av[1]]
             if all(alternatives):
                 found = frozenset().union(*alternatives)
+            if previous_run:
+                # re's parser factors a shared prefix out of a branch (`( \.\.\. FAIL| \.\.\. ERROR)` becomes
+                # ' ... ' then FAIL|ERROR): the run just before the branch joined to each alternative's own
+                # leading literal is in every match, and far rarer than the run alone.
+                joined = _joined_cover(previous_run, av[1], caseless)
+                if joined and (not found or _score(joined) > _score(found)):
+                    found = joined
         if found:
             candidates.append(found)
     end_run()
