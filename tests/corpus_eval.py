@@ -259,6 +259,9 @@ def breakdown(scored: list[Scored], with_misses: bool = True) -> str:
                     f"{sum(s.root_ok for s in mine):>7}")
     category_rate, root_rate = accuracy(scored)
     rows.append(f"{'all':<19} {len(scored):>3}  {category_rate:>10.1%}  {root_rate:>7.1%}")
+    hinted = [s for s in scored if s.result.resembles]
+    rows.append(f"unknown with a resemblance hint: {len(hinted)}, the hint right for "
+                f"{sum(s.result.resembles == s.excerpt.category for s in hinted)} (never counted as the category)")
     if with_misses:
         misses = [f"  {s.excerpt.file}: got {s.result.category} (rule {s.result.rule_id}) at line {s.root_line}, "
                   f"expected {s.excerpt.category} at line {s.excerpt.root_cause_line}"

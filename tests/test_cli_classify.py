@@ -18,10 +18,11 @@ def test_classify_json_contract(tmp_path):
     result = run("classify", str(log), str(unknown), "--format", "json")
     assert result.returncode == 0, result.stderr
     first, second = json.loads(result.stdout)
-    assert set(first) == {"file", "category", "retryable", "root_cause", "captures", "fingerprint"}
+    assert set(first) == {"file", "category", "resembles", "retryable", "root_cause", "captures", "fingerprint"}
     assert first["category"] == "port_in_use" and first["retryable"] is True
     assert first["root_cause"]["line"] == 1 and first["captures"]["port"] == "29500"
     assert second["category"] == "unknown" and second["captures"] == {"exit_code": "3"}
+    assert first["resembles"] is None and second["resembles"] is None
 
 
 def test_classify_missing_file(tmp_path):

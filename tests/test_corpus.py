@@ -43,9 +43,12 @@ ACCEPTANCE = {"category": 0.95, "root_cause": 0.90}
 # 2026-12-05 (fifth round): 47 test excerpts moved to tune (CONTAMINATED), 88 rule-blind ones joined test; on
 # the final 363 test excerpts the rules before the round measured 92.3 %/89.5 %, after it 92.6 %/89.3 %; tune 541,
 # 100.0 %/99.1 %.
+# 2026-12-05 (sixth round, no rule changed): a log that never says a step failed is anchored at its end, and
+# of the scorer's five best lines the one resembling a family of rules' examples is the root cause; test
+# 92.6 %/89.3 % -> 92.6 %/91.7 % (no parameter was chosen from the test split), tune unchanged.
 FLOOR = {
     "tune": {"category": 0.99, "root_cause": 0.99},
-    "test": {"category": 0.92, "root_cause": 0.89},
+    "test": {"category": 0.92, "root_cause": 0.91},
     "tune cascades": {"root_cause": 0.97},
 }
 MIN_TEST_SHARE = 0.40

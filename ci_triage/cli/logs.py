@@ -99,13 +99,10 @@ def rules_explain(
         from rich.table import Table
         from rich.text import Text
 
-        from ci_triage.core.logs.classify import (
-            MAX_SCORED_ANCHORS,
-            classify,
-            find_matches,
-        )
-        from ci_triage.core.logs.matcher import relevant_lines, with_context
-        from ci_triage.core.logs.scorer import MIN_SCORE, candidates
+        from ci_triage.core.logs.classify import RESEMBLANCE_CANDIDATES, classify, find_matches, unexplained_view
+        from ci_triage.core.logs.matcher import relevant_lines
+        from ci_triage.core.logs.resemblance import family_model
+        from ci_triage.core.logs.scorer import MIN_SCORE
 
         rule_set = rule_set_for(rules, no_builtin)
         boilerplate = {rule.id for rule in rule_set.rules if rule.boilerplate}
@@ -121,24 +118,34 @@ def rules_explain(
                               Text(shown(match.line.text, 160, words=True), overflow="fold"))
             result = classify(lines, rule_set)
             # The scorer's view: the lines before the anchors, decoded while the log is still open.
-            anchors = [m.line for m in result.matches]
-            ranked = candidates(with_context(lines, anchors[:1] + anchors[-MAX_SCORED_ANCHORS:]), result.matches,
-                                boilerplate)[:5]
+            ranked = unexplained_view(lines, result.matches, boilerplate).ranked[:RESEMBLANCE_CANDIDATES]
         console = Console()
         console.print(table)
         if result.rule_id is None:
             picked = ranked[0] if ranked and ranked[0].score >= MIN_SCORE else None
             where = f"line {result.root_cause.line}" if result.root_cause else "no line"
             signal = result.captures.get("signal")
-            how = (f"category {result.category} from the exit code ({signal})" if signal
-                   else "category unknown")
-            why = ("the scorer's choice: the likeliest causal line by its shape and place" if picked
-                   else "no line scored as an error of its own, so the first error line stands in")
-            console.print(f"No rule explains this log: {how}, root cause at {where} ({why}).")
+            how = f"category {result.category} from the exit code ({signal})" if signal else "category unknown"
+            if result.resembles:
+                how += (f"; it resembles {result.resembles} (a hint, never the category: its words "
+                        f"{shown(', '.join(result.resembling_words))} are those of the {result.resembles} rules' examples)")
+            resembling = bool(result.root_cause and ranked and any(
+                item.line.number == result.root_cause.line and family_model(rule_set).resemble(item.line.text)
+                for item in ranked))
+            if resembling:
+                why = f"of the scorer's {len(ranked)} best lines, the one most like a family of rules' examples"
+            elif picked:
+                why = "the scorer's choice: the likeliest causal line by its shape and place"
+            else:
+                why = "no line scored as an error of its own, so the first error line stands in"
+            console.print(f"No rule explains this log: {how}; root cause at {where} ({why}).")
             if ranked:
-                scores = Table("line", "score", "why", "text", title="Scorer's candidates (best first)")
+                model = family_model(rule_set)
+                scores = Table("line", "score", "why", "resembles", "text", title="Scorer's candidates (best first)")
                 for item in ranked:
+                    like = model.resemble(item.line.text)
                     scores.add_row(str(item.line.number), f"{item.score:g}", "; ".join(item.reasons),
+                                   f"{like.category} ({like.posterior:.2f})" if like else "-",
                                    Text(shown(item.line.text, 120, words=True), overflow="fold"))
                 console.print(scores)
         else:

@@ -243,3 +243,16 @@ def test_a_job_that_ran_to_its_workflows_timeout_minutes_is_a_job_timeout_whatev
     # A rule's own finding is kept: the timeout may be its consequence.
     found = replace(make_facts(classified("port_in_use", True), job=ran_30_min), timeout_limits={100: 30.0})
     assert the_verdict(found).facts.classification.category == "port_in_use"
+
+
+def test_a_resemblance_is_a_hint_in_the_evidence_never_a_reason_to_rerun():
+    # No rule explains the log; its root-cause line resembles the network rules' examples.
+    log = classified("unknown", False)
+    hinted = replace(log, classification=replace(
+        log.classification, root_cause=RootCause(40, "download of model weights stalled: socket read timeout", "Run"),
+        resembles="network", resembling_words=("read", "socket")))
+    verdict = the_verdict(make_facts(hinted))
+    assert (verdict.verdict, verdict.rerun_recommended) == (Verdict.NEEDS_REVIEW, False)
+    said = {e.kind: e.text for e in verdict.evidence}
+    assert "resembles a network failure: read, socket; a hint, not evidence" in said["unclassified"]
+    assert said["root_cause"].startswith("Root cause (unknown; resembles network) at line 40")

@@ -6,6 +6,8 @@ from ci_triage.core.logs.classify import classify
 from ci_triage.core.logs.logparse import parse_log
 from ci_triage.core.logs.matcher import relevant_lines
 from ci_triage.core.logs.rules import builtin_rules
+from ci_triage.core.logs.fingerprint import fingerprint
+from ci_triage.core.logs.resemblance import MAX_CHARS, family_model, words
 from ci_triage.core.logs.scorer import candidates
 
 STAMP = "2024-01-01T00:00:00.0000000Z "
@@ -48,7 +50,7 @@ NODE_FAILURE = (
 ])
 def test_an_unexplained_failure_names_its_causal_line(lines, expected):
     result = _classify(*lines)
-    assert result.category == "unknown" and result.rule_id is None
+    assert result.category == "unknown" and result.rule_id is None and result.retryable is False
     assert result.root_cause.text == expected
 
 
@@ -116,3 +118,68 @@ def test_candidates_explain_their_scores():
     assert best.line.text == "KeyError: 'footer'"
     assert any("exception class" in reason for reason in best.reasons)
     assert any("ends a traceback" in reason for reason in best.reasons)
+
+
+# --- a log with no anchor, and the resemblance to a family of rules' examples ----------------------
+
+PASTED = ("collecting artifacts", "uploading report.xml", "stage 3/4 done",
+          "download of model weights from the hub stalled: socket read timeout after 3 retries", "stage 4/4 skipped")
+
+
+@pytest.mark.parametrize("engine", ["python", "hyperscan"])
+def test_a_log_that_never_says_a_step_failed_is_read_back_from_its_end(engine):
+    # Another CI system's log or a pasted excerpt has no exit-code line and no `##[error]`: before, no
+    # line was a candidate and the root cause was None.
+    pytest.importorskip("hyperscan") if engine == "hyperscan" else None
+    text = "".join(line + "\n" for line in ("step ok",) * 700 + PASTED)
+    full = classify(list(parse_log(text)), RULES)
+    fast = classify(relevant_lines(text, RULES, engine=engine), RULES)
+    assert fast == full
+    assert full.root_cause.text == PASTED[3] and full.root_cause.line == 704
+
+
+def test_the_end_anchor_reads_only_the_last_lines_and_a_log_without_text_has_no_cause():
+    far = "".join(line + "\n" for line in ("ValueError: stale cache", *("ok",) * 500, "done"))
+    assert classify(relevant_lines(far, RULES), RULES).root_cause is None
+    for empty in ("", "\n", "\n\n"):
+        assert classify(relevant_lines(empty, RULES), RULES) == classify(list(parse_log(empty)), RULES)
+
+
+def test_the_family_a_line_resembles_is_a_hint_never_the_category():
+    result = classify(list(parse_log("".join(line + "\n" for line in PASTED))), RULES)
+    assert result.category == "unknown" and result.retryable is False and result.rule_id is None
+    assert result.resembles == "network" and "hub" in result.resembling_words
+    # The fingerprint is the unexplained failure's: a new example that changes the hint does not change it.
+    assert result.fingerprint == fingerprint("unknown", PASTED[3])
+
+
+def test_a_line_resembling_a_family_outranks_a_generic_error_shape():
+    # The scorer alone prefers the wrapper's `Error:` line (an error shape, nearer the end); the line above
+    # it words a known family's failure.
+    lines = ("compiling", "ld.lld: undefined symbol: vkCreateInstance referenced by main.o",
+             "Error: build step returned a non-zero status", "##[error]Process completed with exit code 1.")
+    result = _classify(*lines)
+    assert result.root_cause.text == lines[1] and result.resembles == "compile_error"
+
+
+def test_an_exit_code_category_keeps_its_line_unless_the_resembling_line_is_of_its_family():
+    # tests/corpus unknown-01 (testdrivenio/fastapi-tdd-docker#6): SIGKILL during pip install; the pip
+    # line resembles a dependency failure, which does not explain a SIGKILL.
+    result = _classify("Collecting black==20.8b1", "Defaulting to user installation because normal site-packages "
+                       "is not writeable", "  Installing build dependencies: started",
+                       "Error: Process completed with exit code 137.")
+    assert result.category == "host_oom" and result.resembles is None
+    assert result.root_cause.line == 4
+
+
+def test_a_line_of_unknown_words_resembles_nothing():
+    model = family_model(RULES)
+    assert model.resemble("zyxxy quorbl frobnicated") is None
+    assert model.resemble("") is None
+    assert model.resemble("x" * 1_000_000) is None  # bounded: only the first MAX_CHARS are read
+
+
+def test_resemblance_words_are_bounded_and_split_camel_case():
+    assert words("ConnectionResetError: [Errno 104]") [:3] == ["connectionreseterror", "connection", "reset"]
+    assert "104" not in words("errno 104.5") and "503" in words("HTTP 503")
+    assert len(words("a " * 10_000 + "timeout")) <= MAX_CHARS

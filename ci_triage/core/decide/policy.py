@@ -54,7 +54,8 @@ def _root_cause_evidence(facts: JobFacts) -> Evidence | None:
     if "errno" in c.captures:
         facts_said.append(f"code {describe_capture('errno', c.captures['errno'])}")
     detail = f" [{', '.join(facts_said)}]" if facts_said else ""
-    text = f"Root cause ({c.category}) at {where}{detail}: {c.root_cause.text.strip()}"
+    kind = f"{c.category}; resembles {c.resembles}" if c.resembles else c.category
+    text = f"Root cause ({kind}) at {where}{detail}: {c.root_cause.text.strip()}"
     return Evidence("root_cause", text, facts.job.html_url)
 
 
@@ -216,7 +217,9 @@ def decide(facts: JobFacts, relation: RelationLike, n_changed: int,
         return verdict(Verdict.BROKEN_BASE, 0.8, False)
 
     if not retryable:
-        evidence.append(Evidence("unclassified", "No rule explains this failure; a person should look."))
+        hint = (f" (its root-cause line resembles a {c.resembles} failure: {', '.join(c.resembling_words)};"
+                " a hint, not evidence)" if c.resembles else "")
+        evidence.append(Evidence("unclassified", f"No rule explains this failure{hint}; a person should look."))
         return verdict(Verdict.NEEDS_REVIEW, 0.4, False)
 
     if relatedness is Relatedness.RELATED:

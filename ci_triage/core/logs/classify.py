@@ -2,19 +2,22 @@
 
 "unknown" is a value, not an exception: a log no rule explains still gets a root-cause line (the
 scorer's choice from general evidence, else the first `##[error]`) and a fingerprint, so it can be
-clustered with others like it and apart from unlike ones.
+clustered with others like it and apart from unlike ones. Its category comes from the exit code when
+that names a signal; the family of rules whose examples its root-cause line resembles (resemblance.py)
+is named beside it as a hint (`resembles`), never as its category.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from ci_triage.core.logs.fingerprint import fingerprint
 from ci_triage.core.logs.frames import frames_in
-from ci_triage.core.logs.matcher import context_before, find_matches, with_context
+from ci_triage.core.logs.matcher import RelevantLines, context_before, find_matches, with_context
+from ci_triage.core.logs.resemblance import family_model, most_resembling
 from ci_triage.core.logs.rules import RuleSet
-from ci_triage.core.logs.scorer import CONTEXT_LINES, best_line
+from ci_triage.core.logs.scorer import CONTEXT_LINES, Scored, best_of, candidates
 from ci_triage.core.logs.values import Classification, Frame, LogLine, RootCause, RuleMatch
 
 
@@ -54,7 +57,7 @@ def classify(lines: Sequence[LogLine], rule_set: RuleSet) -> Classification:
             matches=tuple(matches),
         )
 
-    return _unexplained(lines, matches, boilerplate, captures, failed_tests)
+    return _unexplained(lines, matches, boilerplate, captures, failed_tests, rule_set)
 
 
 # When no rule explains a log, the exit code still says how the process ended (128 + the signal).
@@ -68,27 +71,69 @@ EXIT_MEANINGS = {
 
 # How many anchors' preceding lines the scorer reads when no rule explains a log.
 MAX_SCORED_ANCHORS = 8
+# Among how many of the scorer's best lines the one most like a known family is looked for: the scorer
+# ranks by shape and place, and a line shaped like an error just above the real cause (a wrapper's
+# `Error: Command failed`, a traceback's last frame) often outranks it by a point or two.
+RESEMBLANCE_CANDIDATES = 5
+
+
+def last_line(lines: Sequence[LogLine]) -> LogLine | None:
+    """The log's last line: kept by `relevant_lines` for the scorer, or the last of `parse_log`'s."""
+    if isinstance(lines, RelevantLines):
+        return lines.last_line
+    return lines[-1] if lines else None
+
+
+@dataclass(frozen=True)
+class Unexplained:
+    """What the scorer saw in a log no rule explains: its candidates, best first, and the lines they are in."""
+
+    lines: list[LogLine]
+    ranked: list[Scored]
+    end: LogLine | None  # the log's last line when it is the anchor
+
+
+def unexplained_view(lines: Sequence[LogLine], matches: Sequence[RuleMatch], boilerplate: set[str]) -> Unexplained:
+    """The scorer's candidates. The fast path keeps only matched lines; the scorer reads the lines before
+    the anchors (the boilerplate matches: here every match is one). Bounded: the first and the last few
+    anchors. A log with no anchor at all (no exit-code line, no `##[error]`) is anchored at its end."""
+    anchors = [m.line for m in matches]
+    end = None
+    if not anchors and not any(line.text.startswith("##[error]") for line in lines):
+        end = last_line(lines)
+        anchors = [end] if end is not None else []
+    lines = with_context(lines, anchors[:1] + anchors[-MAX_SCORED_ANCHORS:])
+    return Unexplained(lines, candidates(lines, matches, boilerplate, end), end)
+
 
 def _unexplained(lines: Sequence[LogLine], matches: Sequence[RuleMatch], boilerplate: set[str],
-                 captures: dict[str, str], failed_tests: tuple[str, ...]) -> Classification:
+                 captures: dict[str, str], failed_tests: tuple[str, ...], rule_set: RuleSet) -> Classification:
     """No rule names the cause: the scorer picks the likeliest line (so distinct failures get distinct
-    fingerprints), the exit code gives the category when it names a signal."""
-    # The fast path keeps only matched lines; the scorer reads the lines before the anchors (the
-    # boilerplate matches: here every match is one). Bounded: the first and the last few anchors.
-    anchors = [m.line for m in matches]
-    lines = with_context(lines, anchors[:1] + anchors[-MAX_SCORED_ANCHORS:])
-    best = best_line(lines, matches, boilerplate)
-    error_line = best.line if best else _first_error_line(lines, [m for m in matches if m.rule_id in boilerplate])
+    fingerprints); the exit code gives the category when it names a signal. Of the scorer's best lines, the
+    one most like a family of rules' examples is preferred, and that family is named as a hint."""
+    view = unexplained_view(lines, matches, boilerplate)
+    lines = view.lines
+    best = best_of(view.ranked)
     category, retryable = "unknown", False
     meaning = EXIT_MEANINGS.get(captures.get("exit_code", ""))
     if meaning:
         category, captures["signal"] = meaning[0], meaning[1]
         retryable = True  # resource exhaustion or a crash: the policy still wants contention evidence
+    resemblance = None
+    # The line most like a known family's wording is the likelier cause (the scorer ranks by shape and
+    # place only): it becomes the root cause, and its family a hint. When the exit code has named the
+    # category, only a line of that family is (an `Installing ...` line does not explain a SIGKILL).
+    found = most_resembling(family_model(rule_set), view.ranked[:RESEMBLANCE_CANDIDATES],
+                            category if meaning else None)
+    if found is not None:
+        best, resemblance = found
+    error_line = best.line if best else _first_error_line(lines, [m for m in matches if m.rule_id in boilerplate])
     root = RootCause(error_line.number, error_line.text, error_line.step) if error_line else None
     frames: tuple[Frame, ...] = ()
-    # Only the lines the matcher keeps for certain (those before the next match) may be read, so the
-    # fast path and the full line list agree.
-    next_match = min((m.line.number for m in matches if best and m.line.number >= best.line.number), default=None)
+    # Only the lines the matcher keeps for certain (those before the next match, or the log's end) may be
+    # read, so the fast path and the full line list agree.
+    ends = [m.line.number for m in matches] + ([view.end.number] if view.end else [])
+    next_match = min((number for number in ends if best and number >= best.line.number), default=None)
     if best is not None and next_match is not None:
         window = [line for line in lines if next_match - CONTEXT_LINES <= line.number <= best.line.number]
         frames = frames_in([line.text for line in window])
@@ -102,6 +147,8 @@ def _unexplained(lines: Sequence[LogLine], matches: Sequence[RuleMatch], boilerp
         failed_tests=failed_tests,
         fingerprint=fingerprint(category, error_line.text) if error_line else None,
         matches=tuple(matches),
+        resembles=resemblance.category if resemblance and category == "unknown" else None,
+        resembling_words=resemblance.words if resemblance and category == "unknown" else (),
     )
 
 

@@ -164,6 +164,22 @@ def last_stamp(data, lo: int, hi: int) -> str | None:
     return bytes(data[found.start():found.end()]).decode("ascii") if found else None
 
 
+def last_line(buffer: LogBuffer, after_last: int, step: str | None, stamp: str | None) -> tuple[LogLine | None, int]:
+    """The log's last line as `parse_log` gives it (the last segment of the last physical line), and
+    where it starts; None for an empty log. `after_last` is 1 + the log's newline count: the last line's
+    number unless a newline ends the log. `step` and `stamp` are the step and timestamp current at the end."""
+    data, end = buffer.data, buffer.size
+    if end <= buffer.start:
+        return None, buffer.start
+    number = after_last
+    if data[end - 1:end] == b"\n":
+        end, number = end - 1, number - 1
+    start = max(data.rfind(b"\n", buffer.start, end) + 1, buffer.start)
+    block, lo, hi = buffer.cleaned(start, end)
+    own_stamp, segments = split_line(bytes(block[lo:hi]), buffer.errors)
+    return LogLine(number=number, text=segments[-1], step=step, timestamp=own_stamp or stamp), start
+
+
 class StepClock:
     """Step of a line from its timestamp: the last step (in API order) started at or before it."""
 

@@ -38,6 +38,7 @@ from ci_triage.core.logs.logparse import (
     LogBuffer,
     RawLog,
     StepClock,
+    last_line,
     last_stamp,
     split_line,
 )
@@ -77,14 +78,15 @@ class RelevantLines(list):
 
     def __init__(self, lines: Iterable[LogLine], rule_set: RuleSet, matches: list[RuleMatch], engine: str,
                  buffer: LogBuffer | None = None, chunk_lines: Sequence[tuple[int, int]] = (),
-                 starts: dict[int, int] | None = None) -> None:
+                 starts: dict[int, int] | None = None, last_line: LogLine | None = None) -> None:
         super().__init__(lines)
         self.rule_set = rule_set
         self.matches = matches
         self.engine = engine
         self._buffer = buffer
         self._chunk_lines = list(chunk_lines)  # (first line number, start offset) of each chunk
-        self._starts = starts or {}  # start offset of kept lines, where the scan saw the log itself
+        self._starts = {} if starts is None else starts  # start offset of kept lines, where the scan saw the log itself
+        self.last_line = last_line  # the log's last line (the scorer's anchor when nothing else is)
 
     def context_before(self, line: LogLine, count: int = CONTEXT_LINES) -> list[str]:
         """Texts of the `count` lines (segments) that end with `line`, as `parse_log` gives them."""
@@ -442,8 +444,11 @@ class Matcher:
             first_number = number + count_newlines(data, counted, hi)
             del data
             buffer.release(chunk_lo, chunk_hi)
+        last, last_start = last_line(buffer, first_number, clock.step_of(current, group_step), current)
+        if last is not None:  # its start, so the scorer decodes the lines before it without a walk
+            starts[last.number] = starts.get(last.number, last_start)
         return RelevantLines(kept, self.rule_set, keep.matches, "exhaustive" if self.always else self.scanner.name,
-                             buffer, chunk_lines, starts)
+                             buffer, chunk_lines, starts, last)
 
 
 def count_newlines(data, lo: int, hi: int) -> int:

@@ -15,7 +15,8 @@ scores each on its shape:
   traceback frames, make/npm/yarn summaries that only repeat that a command failed.
 
 Pure, and identical on the full line list and on `matcher.relevant_lines`: only lines within
-CONTEXT_LINES before a rule match (which the matcher keeps) and `##[error]` lines are candidates.
+CONTEXT_LINES before a rule match or before the log's end (which classify decodes for it) and
+`##[error]` lines are candidates.
 """
 
 from __future__ import annotations
@@ -116,15 +117,22 @@ def _position(lines: Sequence[LogLine], number: int) -> int:
     return bisect.bisect_left(lines, number, key=lambda line: line.number)
 
 
-def candidates(lines: Sequence[LogLine], matches: Iterable[RuleMatch], boilerplate_ids: set[str]) -> list[Scored]:
-    """Every candidate line scored, best first (ties: the line nearer the failure, then the later one)."""
+def candidates(lines: Sequence[LogLine], matches: Iterable[RuleMatch], boilerplate_ids: set[str],
+               end: LogLine | None = None) -> list[Scored]:
+    """Every candidate line scored, best first (ties: the line nearer the failure, then the later one).
+
+    `end`, the log's last line, is the anchor of a log that says nowhere that a step failed (another CI
+    system's log, a pasted excerpt): a log stops where its failure stopped it."""
     matches = list(matches)
     anchors = sorted({m.line.number for m in matches if m.rule_id in boilerplate_ids}
-                     | {line.number for line in lines if line.text.startswith("##[error]")})
+                     | {line.number for line in lines if line.text.startswith("##[error]")}
+                     | ({end.number} if end else set()))
     boilerplate_lines = {m.line.number for m in matches if m.rule_id in boilerplate_ids}
     wanted: set[int] = set()
     for match in matches:
         wanted.update(range(max(1, match.line.number - CONTEXT_LINES), match.line.number + 1))
+    if end is not None:
+        wanted.update(range(max(1, end.number - CONTEXT_LINES), end.number + 1))
     wanted.update(line.number for line in lines if line.text.startswith("##[error]"))
     scored = []
     for number in sorted(wanted):
@@ -138,7 +146,6 @@ def candidates(lines: Sequence[LogLine], matches: Iterable[RuleMatch], boilerpla
     return scored
 
 
-def best_line(lines: Sequence[LogLine], matches: Iterable[RuleMatch], boilerplate_ids: set[str]) -> Scored | None:
-    """The most likely causal line, or None when no line has error evidence of its own."""
-    ranked = candidates(lines, matches, boilerplate_ids)
+def best_of(ranked: Sequence[Scored]) -> Scored | None:
+    """The most likely causal line of `candidates`' ranking, or None when no line has error evidence of its own."""
     return ranked[0] if ranked and ranked[0].score >= MIN_SCORE else None

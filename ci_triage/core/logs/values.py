@@ -67,3 +67,8 @@ class Classification:
     fingerprint: str | None
     matches: tuple[RuleMatch, ...] = ()
     source: str = "log"  # "log", or "annotations" when the log was missing or silent
+    # When no rule explains the log (`unknown`): the category whose rules' examples its root-cause line
+    # resembles, and the words that say so (resemblance.py). A hint for the reader, never a category:
+    # on held-out logs it is right about half the time.
+    resembles: str | None = None
+    resembling_words: tuple[str, ...] = ()

@@ -31,7 +31,7 @@ def root_cause_entry(root: RootCause | None) -> dict[str, Any] | None:
 
 def classification_entry(file: str, c: Classification) -> dict[str, Any]:
     """One saved log as `classify --format json` lists it."""
-    return {"file": file, "category": c.category, "retryable": c.retryable,
+    return {"file": file, "category": c.category, "resembles": c.resembles, "retryable": c.retryable,
             "root_cause": root_cause_entry(c.root_cause), "captures": dict(c.captures),
             "fingerprint": c.fingerprint}
 
@@ -82,6 +82,7 @@ def job_entry(verdict: JobVerdict) -> dict[str, Any]:
         "html_url": job.html_url,
         "log": facts.log_status.value,
         "category": c.category,
+        "resembles": c.resembles,
         "retryable": c.retryable,
         "rule_id": c.rule_id,
         "root_cause_source": c.source,

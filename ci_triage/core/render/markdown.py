@@ -56,6 +56,7 @@ def job_section(verdict: JobVerdict, *, max_overlaps: int = MAX_OVERLAPS, max_ev
         f"**{verdict.verdict.value}** ({VERDICT_LABEL[verdict.verdict]}; {rerun_text(verdict)})",
         "",
         f"- **Category:** `{c.category}`" + (f" (rule `{c.rule_id}`)" if c.rule_id else "")
+        + (f" (no rule; the root-cause line resembles `{c.resembles}`)" if c.resembles else "")
         + f", confidence {verdict.confidence:.2f}",
     ]
     if c.root_cause:

@@ -105,6 +105,8 @@ def _job_panel(verdict: JobVerdict, jobs_by_id: dict[int, Job]) -> Panel:
     category = Text(shown(c.category))
     if c.rule_id:
         category.append(f"  (rule {shown(c.rule_id)})", style="dim")
+    elif c.resembles:
+        category.append(f"  (no rule; the root-cause line resembles {shown(c.resembles)})", style="dim")
     info.add_row("category", category)
     if c.root_cause:
         info.add_row("root cause", Text(f"line {c.root_cause.line}"
