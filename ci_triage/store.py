@@ -186,11 +186,18 @@ class Store(SyncTables):
         try:
             self._db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
             self._db.execute("PRAGMA busy_timeout = 30000")
-            # Only reads until the file is known to be ours: a foreign file is never changed.
-            version = self._db.execute("PRAGMA user_version").fetchone()[0]
-            application_id = self._db.execute("PRAGMA application_id").fetchone()[0]
-            tables = {row[0] for row in self._db.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")}
+            # Only reads until the file is known to be ours: a foreign file is never changed. The three
+            # reads are one snapshot: another process creating the store between them (its tables
+            # committed after our read of user_version) made a new store look foreign.
+            self._db.execute("BEGIN")
+            try:
+                version = self._db.execute("PRAGMA user_version").fetchone()[0]
+                application_id = self._db.execute("PRAGMA application_id").fetchone()[0]
+                tables = {row[0] for row in self._db.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")}
+            finally:
+                if self._db.in_transaction:
+                    self._db.execute("COMMIT")
         except sqlite3.DatabaseError as exc:
             self._close_quietly()
             raise StoreError(
