@@ -46,9 +46,11 @@ ACCEPTANCE = {"category": 0.95, "root_cause": 0.90}
 # 2026-12-05 (sixth round, no rule changed): a log that never says a step failed is anchored at its end, and
 # of the scorer's five best lines the one resembling a family of rules' examples is the root cause; test
 # 92.6 %/89.3 % -> 92.6 %/91.7 % (no parameter was chosen from the test split), tune unchanged.
+# 2026-12-05 (no rule changed): a blind audit of the test labels (corpus README, "The label audit") changed
+# 7 categories and 6 root lines that broke the documented conventions; test 92.6 %/91.7 % -> 94.2 %/93.4 %.
 FLOOR = {
     "tune": {"category": 0.99, "root_cause": 0.99},
-    "test": {"category": 0.92, "root_cause": 0.91},
+    "test": {"category": 0.94, "root_cause": 0.93},
     "tune cascades": {"root_cause": 0.97},
 }
 MIN_TEST_SHARE = 0.40
