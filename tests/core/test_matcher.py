@@ -197,6 +197,18 @@ def test_benchmark_script_runs_on_a_tiny_log():
     assert "port_in_use (torch-dist-eaddrinuse)" in done.stdout
 
 
+def test_benchmark_grep_baseline_leaves_wide_bounds_open_and_keeps_the_rest():
+    """grep's DFA spells a bound like {1,500} out (a second per small log); the baseline opens it."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("classify_throughput", ROOT / "benchmarks" / "classify_throughput.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.to_ere(r"error.{1,500}failed") == "error.{1,}failed"
+    assert module.to_ere(r"code \d{2,4}") == "code [0-9]{2,4}"
+    assert module.to_ere(r"x{3,19}y{20,20}") == "x{3,19}y{20,}"
+
+
 @pytest.mark.parametrize("seed", range(40))
 def test_long_line_windows_holding_needles_are_those_a_window_by_window_check_finds(seed):
     """Jumping from needle to needle visits exactly the windows a check of every window would."""
