@@ -54,6 +54,73 @@ def test_an_unexplained_failure_names_its_causal_line(lines, expected):
     assert result.root_cause.text == expected
 
 
+# Real output made on Debian 12 (rustc 1.95, go 1.19, OpenJDK 17, ruby 3.1, node 20) for the r4b crash sweep.
+RUST_MAIN_PANIC = (
+    "", "thread 'main' (7470) panicked at src/main.rs:8:55:",
+    'called `Result::unwrap()` on an `Err` value: Os { code: 2, kind: NotFound, message: "No such file or directory" }',
+    "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace",
+)
+RUST_MAIN_PANIC_BACKTRACE = (
+    "     Running `target/debug/rp unwrap`", "", "thread 'main' (7298) panicked at src/main.rs:7:55:",
+    'called `Result::unwrap()` on an `Err` value: Os { code: 2, kind: NotFound, message: "No such file or directory" }',
+    "stack backtrace:", "   0: __rustc::rust_begin_unwind",
+    "             at /rustc/59807616e1fa2540724bfbac14d7976d7e4a3860/library/std/src/panicking.rs:689:5",
+    "   4: rp::main", "             at ./src/main.rs:7:55", "   5: core::ops::function::FnOnce::call_once",
+    "note: Some details are omitted, run with `RUST_BACKTRACE=full` for a verbose backtrace.",
+)
+# (the program's directory is named cmd/crash: its frames share the word with the crash family)
+GO_PANIC_CRASH_PATH = (
+    "panic: assignment to entry in nil map", "", "goroutine 1 [running]:", "main.main()",
+    "\t/work/svc/cmd/crash/main.go:18 +0x33c", "exit status 2",
+)
+NODE_ESM_THROW = (
+    "file:///work/js/rej.mjs:1",
+    "async function fetchManifest() { throw new TypeError(\"Cannot read properties of undefined (reading 'version')\"); }",
+    "                                       ^", "", "TypeError: Cannot read properties of undefined (reading 'version')",
+    "    at fetchManifest (file:///work/js/rej.mjs:1:40)", "    at file:///work/js/rej.mjs:2:7",
+    "    at ModuleJob.run (node:internal/modules/esm/module_job:325:25)",
+    "    at async ModuleLoader.import (node:internal/modules/esm/loader:606:24)",
+    "    at async asyncRunEntryPointWithESMLoader (node:internal/modules/run_main:117:5)", "", "Node.js v20.20.2",
+)
+JAVA_THREAD = (
+    'Exception in thread "worker-3" java.lang.IllegalStateException: pool closed',
+    "\tat App.lambda$main$0(App.java:16)", "\tat java.base/java.lang.Thread.run(Thread.java:840)",
+)
+RUBY_STACK = (
+    "-e:1:in `f': stack level too deep (SystemStackError)", "\tfrom -e:1:in `f'", "\tfrom -e:1:in `f'",
+    "\t ... 10068 levels...", "\tfrom -e:1:in `f'", "\tfrom -e:1:in `<main>'",
+)
+
+
+@pytest.mark.parametrize("lines, expected", [
+    (GO_PANIC_CRASH_PATH, "panic: assignment to entry in nil map"),
+    (NODE_ESM_THROW, "TypeError: Cannot read properties of undefined (reading 'version')"),
+    (JAVA_THREAD, 'Exception in thread "worker-3" java.lang.IllegalStateException: pool closed'),
+    (RUBY_STACK, "-e:1:in `f': stack level too deep (SystemStackError)"),
+])
+def test_a_runtime_uncaught_error_is_named_not_its_frames_or_advice(lines, expected):
+    # A pasted excerpt (no step line): the log's end anchors the scorer. Stack frames and the advice under every
+    # error of a kind are never the cause, even when their words resemble a family's (a path `cmd/crash`,
+    # `node:internal/modules/esm/loader`, `run with RUST_BACKTRACE`).
+    result = classify(list(parse_log("".join(line + "\n" for line in lines))), RULES)
+    assert result.category == "unknown" and result.rule_id is None
+    assert result.root_cause.text == expected
+
+
+@pytest.mark.parametrize("lines, expected", [
+    (RUST_MAIN_PANIC, "thread 'main' (7470) panicked at src/main.rs:8:55:"),
+    (RUST_MAIN_PANIC_BACKTRACE, "thread 'main' (7298) panicked at src/main.rs:7:55:"),
+])
+def test_the_scorer_ranks_a_rust_panic_above_its_advice_and_backtrace(lines, expected):
+    # (the rules take a Rust panic line as a test's, 70-tests; the scorer's own reading is what a repository's
+    # rule set without that rule, or a panic line the rules miss, falls back to)
+    parsed = list(parse_log("".join(line + "\n" for line in lines)))
+    ranked = candidates(parsed, [], set(), parsed[-1])
+    assert ranked[0].line.text == expected
+    advice = [s for s in ranked if s.line.text.startswith("note: ")]
+    assert advice and all(s.score < 0 for s in advice)
+
+
 def test_distinct_unexplained_failures_get_distinct_fingerprints():
     # On b3c93e9 all three had the same root cause, the exit-code line, and so one fingerprint.
     prints = {_classify(*lines).fingerprint for lines in (PYTHON_FAILURE, GO_FAILURE, NODE_FAILURE)}

@@ -17,7 +17,7 @@ from ci_triage.core.logs.frames import frames_in
 from ci_triage.core.logs.matcher import RelevantLines, context_before, find_matches, with_context
 from ci_triage.core.logs.resemblance import family_model, most_resembling
 from ci_triage.core.logs.rules import RuleSet
-from ci_triage.core.logs.scorer import CONTEXT_LINES, Scored, best_of, candidates
+from ci_triage.core.logs.scorer import CONTEXT_LINES, Scored, best_of, candidates, is_stack_frame
 from ci_triage.core.logs.values import Classification, Frame, LogLine, RootCause, RuleMatch
 
 
@@ -123,7 +123,11 @@ def _unexplained(lines: Sequence[LogLine], matches: Sequence[RuleMatch], boilerp
     # The line most like a known family's wording is the likelier cause (the scorer ranks by shape and
     # place only): it becomes the root cause, and its family a hint. When the exit code has named the
     # category, only a line of that family is (an `Installing ...` line does not explain a SIGKILL).
-    found = most_resembling(family_model(rule_set), view.ranked[:RESEMBLANCE_CANDIDATES],
+    # A line the scorer read as noise (a stack frame, advice printed under every error of its kind, a warning) is
+    # never the cause, whatever words it shares with a family (`cmd/crash/main.go:18`, `node:internal/modules/esm/loader`,
+    # `note: run with RUST_BACKTRACE=1 ...`).
+    found = most_resembling(family_model(rule_set),
+                            [s for s in view.ranked[:RESEMBLANCE_CANDIDATES] if s.score >= 0 and not is_stack_frame(s)],
                             category if meaning else None)
     if found is not None:
         best, resemblance = found

@@ -31,6 +31,12 @@ from ci_triage.core.logs.values import LogLine, RuleMatch
 CONTEXT_LINES = 400  # as matcher.CONTEXT_LINES: the lines kept before every rule match
 MIN_SCORE = 3.0  # below this a line has no error evidence of its own: the boilerplate line stands in
 _TRACEBACK_LOOKBACK = 40
+STACK_FRAME = "a stack frame"
+
+
+def is_stack_frame(scored: "Scored") -> bool:
+    """Whether the scorer read the line as a stack frame: never a cause, whatever words it shares with a family."""
+    return any(reason.startswith(STACK_FRAME) for reason in scored.reasons)
 
 
 @dataclass(frozen=True)
@@ -49,7 +55,13 @@ _EVIDENCE: tuple[tuple[re.Pattern[str], float, str], ...] = (
     (_shape(r"^(?:E\s+)?(?:[A-Za-z_][\w$]*\.)*[A-Z][\w$]*(?:Error|Exception|Exit|Interrupt|Failure|Fault)\b"
             r"(?::|$|\s*\()"), 5, "an exception class with its message"),
     (_shape(r"(?i)^(?:\S+?:\d+(?::\d+)?:\s*)?(?:fatal )?error(?:\[[A-Z]?\d+\])?:"), 5, "an `error:` line"),
-    (_shape(r"^panic: |^fatal error: |^FATAL\b|\bF\d{4} \d\d:|\bfatal: "), 5, "a fatal error or panic"),
+    # (Java's default handler prints the class after `Exception in thread "main" `, Ruby's after the message:
+    # "app.rb:3:in `f': stack level too deep (SystemStackError)"; Rust's panic header names the thread)
+    (_shape(r'^Exception in thread "[^"]{0,200}" (?:[A-Za-z_][\w$]*\.)*[A-Z][\w$]*(?:Error|Exception)\b'
+            r"|^\S+:\d+:in [`'][^`']{1,200}': .{0,1000} \((?:[A-Z]\w*::)*[A-Z]\w*\)$"), 5,
+     "an exception class with its message"),
+    (_shape(r"^panic: |^fatal error: |^FATAL\b|\bF\d{4} \d\d:|\bfatal: |^thread '[^']{0,200}'(?: \(\d+\))? panicked at "),
+     5, "a fatal error or panic"),
     (_shape(r"\bERROR\b|\[ERROR\]|\bE\d{4} \d\d:|\bERR!"), 3, "an ERROR line"),
     (_shape(r"^E\s{2,}\S"), 1, "pytest's detail of a failing test (`E   `)"),
 )
@@ -58,14 +70,18 @@ _FAILURE_WORDS = re.compile(r"(?i)\b(?:failed|failure|cannot|can't|could not|una
 # (pattern, points, reason): what is printed around failures but is not their cause.
 _NOISE: tuple[tuple[re.Pattern[str], float, str], ...] = (
     (_shape(r"(?i)\bwarn(?:ing)?\b|deprecat"), -3, "a warning"),
-    (_shape(r'^\s*(?:File "|at [\w$.<>]+\(|at [\w$.<>]+ \(|#\d+ 0x|\d+: 0x)'), -4, "a stack frame"),
+    # (Python, Java, JavaScript (also `at async f (...)` and a bare `at node:internal/...:1:2`), gdb, Rust's backtrace
+    # (`   5: core::ops::function::FnOnce::call_once`, `at ./src/main.rs:8:55`), and Go's `\t/path/file.go:12 +0x1d`)
+    (_shape(r'^\s*(?:File "|at [\w$.<>]+\(|at (?:async )?[\w$.<>\[\] ]+ \(|at (?:node:|file://)\S+$|#\d+ 0x|\d+: 0x)'
+            r'|^\s*\S+\.go:\d+(?: \+0x[0-9a-f]+)?$|^\s*\d+: (?:[\w<>{}\[\]]+::)+[\w<>{}\[\]]+|^\s*at \.{0,2}/\S+:\d+:\d+$'), -4, STACK_FRAME),
     (_shape(r"^Traceback \(most recent call last\):|^During handling of the above exception"), -3,
      "a traceback header"),
     (_shape(r"(?i)\bexit(?:ed)? (?:with )?(?:code|status)\b|exited with \d+|returned exit code|"
             r"Command failed with exit code|recipe for target|^make(?:\[\d+\])?: \*\*\*|npm ERR! (?:code|errno) \d|"
             r"A complete log of this run|error Command failed|ELIFECYCLE"), -4,
      "repeats that a command failed, not why"),
-    (_shape(r"For debugging consider passing|might be asynchronously reported|Compile with `TORCH_USE_"), -4,
+    (_shape(r"For debugging consider passing|might be asynchronously reported|Compile with `TORCH_USE_|"
+            r"^note: run with `RUST_BACKTRACE=|^note: Some details are omitted, run with `RUST_BACKTRACE=full`"), -4,
      "advice printed under every error of its kind"),
     (_shape(r"^(?:##\[(?:group|endgroup|command|debug|notice)\]|\+ )"), -5, "a runner or shell echo line"),
     (_shape(r"\b0 errors?\b|\berrors?: 0\b|\bno errors?\b|error_count|errors=0"), -5, "reports no error"),
