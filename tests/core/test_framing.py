@@ -34,6 +34,9 @@ from ci_triage.core.logs.rules import builtin_rules
     ("[2024-05-01 12:34:56] boom", ("boom",)),
     ("web-1  | boom", ("boom",)),
     ("[gw3] boom", ("boom",)),
+    # Jenkins timestamper's time of day (a copied console), and its elapsed form with milliseconds
+    ("10:00:09  FAILED tests/a.py::t - assert 2 == 0", ("FAILED tests/a.py::t - assert 2 == 0",)),
+    ("00:28:47.123 FATAL: boom", ("FATAL: boom", "boom")),
     # not framing: plain text, counts, pytest's E line, warnings
     ("plain", ()),
     ("12 failed, 3 passed", ()),
@@ -58,7 +61,7 @@ FRAMINGS = ["{}", "##[error]{}", "2024-05-01T12:34:56.1234567Z ##[error]{}", "ER
             "[linux-build] {}", "    {}", "\t{}", "> {}", "`{}`", '"{}"', "12\t{}", "\x1b[31m{}\x1b[0m",
             " 45%|####5     | 45/100\r{}", "2024-05-01 12:34:56,789 - root - ERROR - {}",
             "ERROR 05-01 12:34:56 [engine.py:123] {}", "E0501 12:34:56.789012 12345 engine.cc:12] {}",
-            "[2024-05-01 12:34:56] {}", "web-1  | {}", "[gw3] {}"]
+            "[2024-05-01 12:34:56] {}", "web-1  | {}", "[gw3] {}", "10:00:09  {}"]
 
 
 @pytest.mark.parametrize("framing", FRAMINGS)
@@ -92,3 +95,15 @@ def test_a_long_framed_line_matches_in_its_first_window() -> None:
     fast = classify(relevant_lines(log, rules), rules)
     assert (fast.category, fast.root_cause.line if fast.root_cause else None) == ("import_error", 2)
     assert classify(list(parse_log(log)), rules).category == "import_error"
+
+
+def test_a_test_failure_behind_jenkins_time_prefix_outranks_the_interrupt() -> None:
+    # A copied Jenkins console (timestamper's time of day before each line): the pytest failure printed before the
+    # build's interrupt is the cause, not the weak "Sending interrupt signal to process" that follows it.
+    rules = builtin_rules()
+    log = ("10:00:01  + pytest -q\n10:00:09  F.......\n"
+           "10:00:09  FAILED tests/test_cli.py::test_help - assert 2 == 0\n"
+           "10:30:00  Sending interrupt signal to process\n10:30:02  Terminated\n")
+    fast = classify(relevant_lines(log, rules), rules)
+    assert (fast.category, fast.root_cause.line if fast.root_cause else None) == ("test_failure", 3)
+    assert classify(list(parse_log(log)), rules).category == "test_failure"

@@ -7,6 +7,7 @@ tool never wrote: an Azure/Actions `##[error]` annotation, a launcher's rank or 
 build's BuildKit step prefix (`#8 12.34 `), a Jenkins parallel branch's `[linux-build] `, a log level
 (`[ERROR] `, `ERROR: `, Python logging's `ERROR:root:` and `- name - ERROR - `, vLLM's
 `ERROR 05-01 12:34:56 [file.py:12] `, glog's `E0501 12:34:56.789 123 file.cc:12] `), a logger's timestamp,
+Jenkins timestamper's time of day (`10:00:09  `, as a copied console shows it),
 docker compose's `web-1  | `, indentation, line numbers pasted with a tab or
 `|`, a quote (`> `), or backticks/quotes around the whole line. `unframed(text)` is the text with that
 framing peeled off (None when the line has none); `Rule.match` tries a pattern on the line as it is and
@@ -43,6 +44,8 @@ _FRAME = re.compile(
     r"|##\[error\]"
     r"|\[?" + _DATE_TIME + r"\]?,? "  # a logger's timestamp, bracketed or not
     r"|\[" + _TIME + r"\] "
+    # Jenkins timestamper's time of day before a console line, as a copied console shows it ('10:00:09  FAILED ...')
+    r"|" + _TIME + r" {1,2}(?=\S)"
     # BuildKit plain progress: its format is '#%d %s %s' (step, seconds since the step started as %.3f/
     # %.2f/%.1f by magnitude, or '%#.4g' cut to five characters before 2020, then the tool's line as
     # printed, whose own indentation the next peel takes); pasted logs show the gap widened ('#98  55.71 ')
