@@ -245,3 +245,45 @@ def test_a_long_line_is_matched_where_only_its_own_needles_are(engine, cause):
     expected = straightforward([line], rules)
     assert expected, "the cause must match in the window-by-window check"
     assert relevant_lines(text.encode(), rules, engine=engine).matches == expected
+
+
+# Found by hypothesis (test_fast_path_equals_the_per_line_path): the lines the scorer reads above an anchor took
+# the anchor's step, so a root cause printed before the first `##[group]Run ` was reported in that group's step.
+_BEFORE_ANY_STEP = ('2024-01-01T00:00:00.1234567Z     // avoids "Too long with no output (exceeded 10m0s): context '
+                    'deadline exceeded" from CircleCi\n2024-01-01T00:00:00.1234567Z ##[group]Run pytest -x')
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_root_cause_above_the_first_step_has_no_step_on_the_fast_path(engine):
+    rules = builtin_rules()
+    fast = classify(relevant_lines(_BEFORE_ANY_STEP, rules, engine=engine), rules)
+    assert fast == classify(list(parse_log(_BEFORE_ANY_STEP)), rules)
+    assert fast.root_cause.line == 1 and fast.root_cause.step is None
+
+
+@pytest.mark.parametrize("with_api_steps", [False, True])
+def test_context_lines_carry_the_step_parse_log_gives_each_of_them(with_api_steps):
+    from datetime import UTC, datetime
+
+    from ci_triage.core.logs.values import Step
+
+    raw = "\n".join([
+        "2024-01-01T00:00:01.0000000Z ##[group]Run make setup",
+        "2024-01-01T00:00:02.0000000Z setting up",
+        "2024-01-01T00:00:03.0000000Z ##[endgroup]",
+        "2024-01-01T00:00:04.0000000Z ##[group]Run pytest -x",
+        "continuation without a stamp",
+        "2024-01-01T00:00:05.0000000Z \rprogress\rFAILED tests/test_a.py::test_b - assert 1 == 2",
+    ])
+    steps = [Step(1, "Set up job", "completed", "success", datetime(2024, 1, 1, 0, 0, 0, tzinfo=UTC), None),
+             Step(2, "make setup", "completed", "success", datetime(2024, 1, 1, 0, 0, 1, tzinfo=UTC), None),
+             Step(3, "pytest", "completed", "failure", datetime(2024, 1, 1, 0, 0, 4, tzinfo=UTC), None)]
+    steps = steps if with_api_steps else []
+    rules = builtin_rules()
+    selected = relevant_lines(raw, rules, steps)
+    anchor = next(line for line in selected if line.text.startswith("FAILED"))
+    full = [line for line in parse_log(raw, steps)]
+    context = selected.context_lines(anchor)
+    assert [(line.number, line.text, line.step) for line in context] == [
+        (line.number, line.text, line.step) for line in full[:full.index(anchor) + 1]]
+    assert len({line.step for line in context}) == 2

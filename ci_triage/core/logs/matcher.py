@@ -78,7 +78,8 @@ class RelevantLines(list):
 
     def __init__(self, lines: Iterable[LogLine], rule_set: RuleSet, matches: list[RuleMatch], engine: str,
                  buffer: LogBuffer | None = None, chunk_lines: Sequence[tuple[int, int]] = (),
-                 starts: dict[int, int] | None = None, last_line: LogLine | None = None) -> None:
+                 starts: dict[int, int] | None = None, last_line: LogLine | None = None,
+                 clock: StepClock | None = None, groups: Sequence[tuple[int, str]] = ()) -> None:
         super().__init__(lines)
         self.rule_set = rule_set
         self.matches = matches
@@ -87,20 +88,24 @@ class RelevantLines(list):
         self._chunk_lines = list(chunk_lines)  # (first line number, start offset) of each chunk
         self._starts = {} if starts is None else starts  # start offset of kept lines, where the scan saw the log itself
         self.last_line = last_line  # the log's last line (the scorer's anchor when nothing else is)
+        # What a context line's step is made of, as parse_log makes it: the API's step times, and the
+        # (line number, name) of every `##[group]Run ` header the scan passed.
+        self._clock = StepClock(()) if clock is None else clock
+        self._groups = list(groups)
 
     def context_before(self, line: LogLine, count: int = CONTEXT_LINES) -> list[str]:
         """Texts of the `count` lines (segments) that end with `line`, as `parse_log` gives them."""
-        return [text for _, text in self._numbered_context(line, count)]
+        return [other.text for other in self._numbered_context(line, count)]
 
     def context_lines(self, line: LogLine, count: int = CONTEXT_LINES) -> list[LogLine]:
-        """The `count` lines ending with `line` as LogLines (numbered as `parse_log` numbers them; the
-        step is `line`'s, the timestamp unknown): what the root-cause scorer reads around an anchor."""
-        return [LogLine(number, text, line.step) for number, text in self._numbered_context(line, count)]
+        """The `count` lines ending with `line` as LogLines, numbered and with the step `parse_log` gives
+        them (the timestamp unknown): what the root-cause scorer reads around an anchor."""
+        return self._numbered_context(line, count)
 
-    def _numbered_context(self, line: LogLine, count: int) -> list[tuple[int, str]]:
+    def _numbered_context(self, line: LogLine, count: int) -> list[LogLine]:
         if self._buffer is None or not self._chunk_lines:
             index = _index_of(self, line)
-            return [(other.number, other.text) for other in self[max(0, index - count + 1):index + 1]]
+            return [LogLine(other.number, other.text, other.step) for other in self[max(0, index - count + 1):index + 1]]
         buffer = self._buffer
         data = buffer.data
         start = self._starts.get(line.number)
@@ -117,11 +122,22 @@ class RelevantLines(list):
             physical += 1
         # The lines before `line` and its own, cleaned and split in one go: ANSI removal keeps the newlines.
         block, lo, hi = buffer.cleaned(first, end)
-        texts: list[tuple[int, str]] = []
+        texts: list[LogLine] = []
         own: list[str] = []
+        first_number = line.number - physical + 1
+        # The step in force above the block: the last group header before it and, with the API's step
+        # times, the last stamp before it (from the raw bytes: the runner's stamp opens a line, before
+        # any colour code).
+        marked = bisect_right(self._groups, (first_number, "")) - 1
+        group = self._groups[marked][1] if marked >= 0 else None
+        stamp = last_stamp(buffer.data, buffer.start, first) if self._clock.names else None
         for back, raw in zip(range(physical - 1, -1, -1), block[lo:hi].split(b"\n")):
-            own = split_line(raw, buffer.errors)[1]
-            texts.extend((line.number - back, text) for text in own)
+            own_stamp, own = split_line(raw, buffer.errors)
+            stamp = own_stamp or stamp
+            for text in own:
+                if text.startswith(GROUP_RUN):
+                    group = text[len("##[group]"):]
+                texts.append(LogLine(line.number - back, text, self._clock.step_of(stamp, group)))
         # `line` is one of its physical line's segments: drop the segments after it.
         mine = next((i for i in range(len(own) - 1, -1, -1) if own[i] == line.text), len(own) - 1)
         if mine < len(own) - 1:
@@ -397,6 +413,7 @@ class Matcher:
         first_number = 1
         chunk_lines: list[tuple[int, int]] = []
         starts: dict[int, int] = {}
+        groups: list[tuple[int, str]] = []
         for chunk_lo, chunk_hi in buffer.chunks(_CHUNK):
             chunk_lines.append((first_number, chunk_lo))
             # The chunk itself when it holds no ANSI code, else a cleaned copy (same lines).
@@ -423,16 +440,20 @@ class Matcher:
                 floor = end + 1
                 line_number = 0
                 for text in segments:
-                    if text.startswith(GROUP_RUN):
+                    header = text.startswith(GROUP_RUN)
+                    if header:
                         group_step = text[len("##[group]"):]
                     found = self.planned_match(text, plan, keep) if plan is None or plan else None
                     error = text.startswith("##[error]") and errors < KEEP_ERRORS
-                    if found is not None or error:
+                    if found is not None or error or header:
                         if not line_number:
                             number += count_newlines(data, counted, start)
                             counted, line_number = start, number
                             if in_place:
                                 starts[line_number] = start
+                    if header:  # (few: one per step) so that context lines get their own step
+                        groups.append((line_number, group_step))
+                    if found is not None or error:
                         line = LogLine(number=line_number, text=text, step=clock.step_of(current, group_step),
                                        timestamp=current)
                         kept.append(line)
@@ -448,7 +469,7 @@ class Matcher:
         if last is not None:  # its start, so the scorer decodes the lines before it without a walk
             starts[last.number] = starts.get(last.number, last_start)
         return RelevantLines(kept, self.rule_set, keep.matches, "exhaustive" if self.always else self.scanner.name,
-                             buffer, chunk_lines, starts, last)
+                             buffer, chunk_lines, starts, last, clock, groups)
 
 
 def count_newlines(data, lo: int, hi: int) -> int:
