@@ -29,19 +29,29 @@ class LongLine:
         # would miss a caseless needle, so such needles count as present and the regex decides.
         self._partnered = any(char in text for partners in CASE_PARTNERS.values() for char in partners)
         self._held: dict[Needle, bool] = {}
+        # The characters the line (and its lowered copy) holds: a needle with a character the line lacks
+        # is absent without a scan of the line. Each scan of a megabyte line costs a millisecond or so, and
+        # a line of few distinct characters (a progress bar, one word repeated) lacks most of the rules'
+        # two thousand needles.
+        self._chars: frozenset[str] | None = None
+        self._lowered_chars: frozenset[str] | None = None
 
     def holds(self, needle: Needle) -> bool:
         held = self._held.get(needle)
         if held is None:
             literal, caseless = needle
             if not caseless:
-                held = literal in self.text
+                if self._chars is None:
+                    self._chars = frozenset(self.text)
+                held = self._chars.issuperset(literal) and literal in self.text
             elif self._partnered or not literal.isascii():
                 held = True
             else:
                 if self._lowered is None:
                     self._lowered = self.text.lower()
-                held = literal.lower() in self._lowered
+                    self._lowered_chars = frozenset(self._lowered)
+                lowered = literal.lower()
+                held = self._lowered_chars.issuperset(lowered) and lowered in self._lowered
             self._held[needle] = held
         return held
 

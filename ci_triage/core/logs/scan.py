@@ -78,7 +78,12 @@ class PythonScanner:
             return found
         chunk = data[lo:hi]
         lowered = chunk.lower()
+        # A needle with a byte the chunk lacks is absent without a scan (a chunk of few distinct bytes, a
+        # progress bar or one word repeated, lacks most needles; a scan of megabytes costs a millisecond).
+        present = frozenset(lowered)
         for needle, indices in self.searches:
+            if not present.issuperset(needle):
+                continue
             at = lowered.find(needle)
             while at >= 0:
                 found.extend((lo + at, index) for index in indices)

@@ -31,6 +31,7 @@ from ci_triage.core.logs.values import LogLine, RuleMatch
 CONTEXT_LINES = 400  # as matcher.CONTEXT_LINES: the lines kept before every rule match
 MIN_SCORE = 3.0  # below this a line has no error evidence of its own: the boilerplate line stands in
 _TRACEBACK_LOOKBACK = 40
+SHAPE_CHARS = 4096  # as matcher.WINDOW
 STACK_FRAME = "a stack frame"
 
 
@@ -101,7 +102,9 @@ def _traceback_end(lines: Sequence[LogLine], index: int) -> bool:
 
 def score_line(lines: Sequence[LogLine], index: int, distance: int, boilerplate: bool) -> Scored:
     line = lines[index]
-    text = line.text.strip()
+    # A line's shape is read from its head: bounded work per line (a 10 MB line took the shape regexes
+    # seconds); the rules, not the scorer, read a line of any length to its end.
+    text = line.text.strip()[:SHAPE_CHARS]
     points, reasons = 0.0, []
     if boilerplate:
         points -= 4
