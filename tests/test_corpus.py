@@ -105,7 +105,9 @@ def test_no_rule_file_cites_a_test_repository():
 @pytest.mark.parametrize("split", SPLITS)
 def test_accuracy_holds_its_floor(scored, split, capsys):
     category_rate, root_rate = accuracy(scored[split])
-    report = f"{split} split:\n{breakdown(scored[split])}"
+    # Which test excerpts miss is never printed, not even when the floor fails: a rule writer reading the
+    # failure would learn the held-out split (two sweep helpers saw ten names that way on 2026-12-06).
+    report = f"{split} split:\n{breakdown(scored[split], with_misses=split == 'tune')}"
     with capsys.disabled():
         print("\n" + report.split("misses:")[0])
     assert category_rate >= FLOOR[split]["category"], report
@@ -113,7 +115,8 @@ def test_accuracy_holds_its_floor(scored, split, capsys):
 
 
 def test_code_failures_are_never_called_retryable(scored):
-    wrong = [s.excerpt.file for split in SPLITS for s in scored[split] if s.wrongly_retryable]
+    wrong = [s.excerpt.file if split == "tune" else f"a {split} excerpt" for split in SPLITS for s in scored[split]
+             if s.wrongly_retryable]
     assert wrong == []
 
 
