@@ -16,6 +16,7 @@ from ci_triage.core.logs.fingerprint import fingerprint
 from ci_triage.core.logs.frames import frames_in
 from ci_triage.core.logs.matcher import RelevantLines, context_before, find_matches, with_context
 from ci_triage.core.logs.resemblance import family_model, most_resembling
+from ci_triage.core.logs.retry_notices import outlived_notices
 from ci_triage.core.logs.rules import RuleSet
 from ci_triage.core.logs.scorer import CONTEXT_LINES, Scored, best_of, candidates, is_stack_frame
 from ci_triage.core.logs.values import Classification, Frame, LogLine, RootCause, RuleMatch
@@ -34,6 +35,8 @@ def classify(lines: Sequence[LogLine], rule_set: RuleSet) -> Classification:
     matches = find_matches(lines, rule_set)
     boilerplate = {rule.id for rule in rule_set.rules if rule.boilerplate}
     causes = [m for m in matches if m.rule_id not in boilerplate]
+    outlived = outlived_notices(causes)  # a retry notice after which the job went on to fail on its own
+    causes = [m for m in causes if not any(m is notice for notice in outlived)]
     captures: dict[str, str] = {}
     for match in matches:
         if match.rule_id in boilerplate:

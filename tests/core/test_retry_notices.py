@@ -1,0 +1,54 @@
+"""pip's retry notice is the cause only while nothing shows a retry worked (core/logs/retry_notices.py)."""
+
+from ci_triage.core.logs.classify import classify
+from ci_triage.core.logs.logparse import parse_log
+from ci_triage.core.logs.retry_notices import retries_left
+from ci_triage.core.logs.rules import builtin_rules
+
+RULES = builtin_rules()
+
+
+def _notice(left: int, package: str = "six") -> str:
+    # format of pip 23.2's urllib3 retry warning (seen here, r5b sweep of 2026-12-06, through a failing proxy)
+    return (f"WARNING: Retrying (Retry(total={left}, connect=None, read=None, redirect=None, status=None)) after "
+            f"connection broken by 'ProxyError('Cannot connect to proxy.', RemoteDisconnected('Remote end closed "
+            f"connection without response'))': /simple/{package}/")
+
+
+def _classify(*lines: str):
+    return classify(list(parse_log("\n".join(lines))), RULES)
+
+
+def test_a_retry_that_worked_leaves_the_failing_test_as_the_cause():
+    found = _classify("pip install six pytest", _notice(2), "Collecting six", "Successfully installed six-1.16.0",
+                      "============ short test summary info ============",
+                      "FAILED tests/test_six.py::test_version - AssertionError: assert '1.16.0' == '1.17.0'")
+    assert (found.category, found.retryable, found.root_cause.line) == ("test_failure", False, 6)
+
+
+def test_a_retry_that_worked_leaves_a_missing_package_as_the_cause():
+    found = _classify("pip install sixx", _notice(2, "sixx"),
+                      "ERROR: Could not find a version that satisfies the requirement sixx (from versions: none)",
+                      "ERROR: No matching distribution found for sixx")
+    assert (found.category, found.retryable) == ("dependency", False)
+
+
+def test_retries_that_ran_out_stay_the_cause_of_what_follows():
+    found = _classify("pip install six || true", _notice(2), _notice(1), _notice(0),
+                      "ERROR: Could not find a version that satisfies the requirement six (from versions: none)",
+                      "E   ModuleNotFoundError: No module named 'six'",
+                      "FAILED tests/test_six.py::test_version - ModuleNotFoundError: No module named 'six'")
+    assert (found.category, found.retryable, found.root_cause.line) == ("network", True, 2)
+
+
+def test_a_notice_after_the_code_failure_is_still_the_cause():
+    # a hook that failed because the stubs it installs could not be downloaded: its `Failed` line comes first
+    found = _classify("mypy.....................................................................Failed",
+                      "- hook id: mypy", _notice(4), _notice(3))
+    assert (found.category, found.root_cause.line) == ("network", 3)
+
+
+def test_retries_left_reads_pips_notice_and_nothing_else():
+    assert retries_left(_notice(3)) == 3
+    assert retries_left("warning: spurious network error (1 tries remaining): [28] Timeout was reached") is None
+    assert retries_left("Retrying in 1s [Retry 1/5].") is None
