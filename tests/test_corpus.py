@@ -48,6 +48,9 @@ ACCEPTANCE = {"category": 0.95, "root_cause": 0.90}
 # 92.6 %/89.3 % -> 92.6 %/91.7 % (no parameter was chosen from the test split), tune unchanged.
 # 2026-12-05 (no rule changed): a blind audit of the test labels (corpus README, "The label audit") changed
 # 7 categories and 6 root lines that broke the documented conventions; test 92.6 %/91.7 % -> 94.2 %/93.4 %.
+# 2026-12-06: seven validation sweeps of fresh logs widened the rules, pip's retry notice yields to a later code
+# failure, and the fast path gives context lines their own step; test 94.2 %/93.4 % -> 94.2 %/93.7 % (measured once,
+# after the merge), tune unchanged.
 FLOOR = {
     "tune": {"category": 0.99, "root_cause": 0.99},
     "test": {"category": 0.94, "root_cause": 0.93},
