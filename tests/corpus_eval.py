@@ -233,11 +233,11 @@ def first_corpus_repositories(excerpts: list[Excerpt]) -> set[str]:
     return {e.repository.lower() for e in excerpts if FIRST_CORPUS_FILE.fullmatch(e.file)}
 
 
-def score(excerpts: list[Excerpt], rules: RuleSet | None = None) -> list[Scored]:
+def score(excerpts: list[Excerpt], rules: RuleSet | None = None, directory: Path = CORPUS / "excerpts") -> list[Scored]:
     rule_set = rules or builtin_rules()
     scored = []
     for excerpt in excerpts:
-        raw = (CORPUS / "excerpts" / excerpt.file).read_bytes()
+        raw = (directory / excerpt.file).read_bytes()
         scored.append(Scored(excerpt, classify(relevant_lines(raw, rule_set), rule_set)))
     return scored
 

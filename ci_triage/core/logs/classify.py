@@ -35,8 +35,8 @@ def classify(lines: Sequence[LogLine], rule_set: RuleSet) -> Classification:
     matches = find_matches(lines, rule_set)
     boilerplate = {rule.id for rule in rule_set.rules if rule.boilerplate}
     causes = [m for m in matches if m.rule_id not in boilerplate]
-    outlived = outlived_notices(causes)  # a retry notice after which the job went on to fail on its own
-    causes = [m for m in causes if not any(m is notice for notice in outlived)]
+    outlived = {id(notice) for notice in outlived_notices(causes)}  # the job went on to fail on its own after them
+    causes = [m for m in causes if id(m) not in outlived]
     captures: dict[str, str] = {}
     for match in matches:
         if match.rule_id in boilerplate:
