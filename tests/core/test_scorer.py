@@ -152,6 +152,8 @@ def test_no_error_evidence_falls_back_to_the_first_error_line():
 @pytest.mark.parametrize("code, category, signal", [
     ("137", "host_oom", "Killed (SIGKILL)"), ("139", "crash", "Segmentation fault"),
     ("134", "crash", "Aborted"), ("143", "crash", "Terminated"),
+    ("132", "crash", "Illegal instruction"), ("133", "crash", "Trace/breakpoint trap"),
+    ("135", "crash", "Bus error"), ("136", "crash", "Floating point exception"),
 ])
 def test_a_signal_exit_code_gives_the_category_when_nothing_better_is_found(code, category, signal):
     result = _classify("Installing build dependencies: started", f"Error: Process completed with exit code {code}.")

@@ -69,6 +69,13 @@ EXIT_MEANINGS = {
     "139": ("crash", "Segmentation fault (SIGSEGV)"),
     "134": ("crash", "Aborted (SIGABRT)"),
     "143": ("crash", "Terminated (SIGTERM)"),
+    # The other signals a crashing process dies of: an instruction the host's CPU lacks (a binary built for
+    # newer hardware than the runner's), a debugger trap or a failed __builtin_trap, a bus error, an
+    # arithmetic fault. A shell or `docker run` may print nothing but the status.
+    "132": ("crash", "Illegal instruction (SIGILL)"),
+    "133": ("crash", "Trace/breakpoint trap (SIGTRAP)"),
+    "135": ("crash", "Bus error (SIGBUS)"),
+    "136": ("crash", "Floating point exception (SIGFPE)"),
 }
 
 
