@@ -15,10 +15,13 @@ from dataclasses import dataclass, replace
 from ci_triage.core.logs.fingerprint import fingerprint
 from ci_triage.core.logs.frames import frames_in
 from ci_triage.core.logs.matcher import RelevantLines, context_before, find_matches, with_context
+from ci_triage.core.logs.launcher_kills import own_kills
+from ci_triage.core.logs.peer_lost import PEER_LOST_RULES, code_failures, own_exception
 from ci_triage.core.logs.resemblance import family_model, most_resembling
 from ci_triage.core.logs.retry_notices import outlived_notices
 from ci_triage.core.logs.rules import RuleSet
-from ci_triage.core.logs.scorer import CONTEXT_LINES, Scored, best_of, candidates, is_stack_frame
+from ci_triage.core.logs.scorer import (CONTEXT_LINES, Scored, best_of, candidates, is_boilerplate, is_stack_frame,
+                                        is_wrapper)
 from ci_triage.core.logs.values import Classification, Frame, LogLine, RootCause, RuleMatch
 
 
@@ -37,6 +40,8 @@ def classify(lines: Sequence[LogLine], rule_set: RuleSet) -> Classification:
     causes = [m for m in matches if m.rule_id not in boilerplate]
     outlived = {id(notice) for notice in outlived_notices(causes)}  # the job went on to fail on its own after them
     causes = [m for m in causes if id(m) not in outlived]
+    launcher_kills = {id(kill) for kill in own_kills(matches)}  # a launcher killing its own tree, not the OOM killer
+    causes = [m for m in causes if id(m) not in launcher_kills]
     captures: dict[str, str] = {}
     for match in matches:
         if match.rule_id in boilerplate:
@@ -46,6 +51,15 @@ def classify(lines: Sequence[LogLine], rule_set: RuleSet) -> Classification:
     if causes:
         # Highest priority wins; among equals, the earliest line: downstream errors come later.
         winner = min(causes, key=lambda m: (m.priority, m.line.number))
+        if winner.rule_id in PEER_LOST_RULES:
+            # A rank reporting its peer gone yields to that peer's own failure when the log holds it (peer_lost.py).
+            own_code = code_failures(causes)
+            if own_code:
+                winner = min(own_code, key=lambda m: (m.priority, m.line.number))
+            elif not any(m.rule_id not in PEER_LOST_RULES for m in causes):
+                quiet = boilerplate | PEER_LOST_RULES
+                if own_exception(unexplained_view(lines, matches, quiet).ranked, causes) is not None:
+                    return _unexplained(lines, matches, quiet, captures, failed_tests, rule_set)
         captures.update({k: v for k, v in winner.captures.items() if k != "test"})
         root = RootCause(winner.line.number, winner.line.text, winner.line.step)
         return Classification(
@@ -135,9 +149,15 @@ def _unexplained(lines: Sequence[LogLine], matches: Sequence[RuleMatch], boilerp
     # category, only a line of that family is (an `Installing ...` line does not explain a SIGKILL).
     # A line the scorer read as noise (a stack frame, advice printed under every error of its kind, a warning) is
     # never the cause, whatever words it shares with a family (`cmd/crash/main.go:18`, `node:internal/modules/esm/loader`,
-    # `note: run with RUST_BACKTRACE=1 ...`).
+    # `note: run with RUST_BACKTRACE=1 ...`), and so is a boilerplate line (an exit-code line, a launcher's summary such as
+    # `subprocess.CalledProcessError: Command '[...]' returned non-zero exit status 1.`) and a launcher's wrapper of the
+    # error printed under it (`ray.exceptions.ActorDiedError: The actor died because of an error raised in its creation task`).
+    # When the scorer has found an error line, only a line with error evidence of its own may take its place (not a
+    # launcher's `[INFO] ... cmd = python -u -m deepspeed.launcher.launch ...` over a rank's `KeyError`).
     found = most_resembling(family_model(rule_set),
-                            [s for s in view.ranked[:RESEMBLANCE_CANDIDATES] if s.score >= 0 and not is_stack_frame(s)],
+                            [s for s in view.ranked[:RESEMBLANCE_CANDIDATES]
+                             if (s.score > 0 if best else s.score >= 0)
+                             and not is_stack_frame(s) and not is_boilerplate(s) and not is_wrapper(s)],
                             category if meaning else None)
     if found is not None:
         best, resemblance = found

@@ -26,6 +26,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from ci_triage.core.logs.framing import unframed
 from ci_triage.core.logs.values import LogLine, RuleMatch
 
 CONTEXT_LINES = 400  # as matcher.CONTEXT_LINES: the lines kept before every rule match
@@ -33,11 +34,31 @@ MIN_SCORE = 3.0  # below this a line has no error evidence of its own: the boile
 _TRACEBACK_LOOKBACK = 40
 SHAPE_CHARS = 4096  # as matcher.WINDOW
 STACK_FRAME = "a stack frame"
+BOILERPLATE = "boilerplate"
+WRAPPER = "a launcher's"
 
 
 def is_stack_frame(scored: "Scored") -> bool:
     """Whether the scorer read the line as a stack frame: never a cause, whatever words it shares with a family."""
     return any(reason.startswith(STACK_FRAME) for reason in scored.reasons)
+
+
+def is_boilerplate(scored: "Scored") -> bool:
+    """Whether the line is a boilerplate rule's (an exit-code line, a launcher's summary): never the cause."""
+    return any(reason.startswith(BOILERPLATE) for reason in scored.reasons)
+
+
+def is_wrapper(scored: "Scored") -> bool:
+    """Whether the scorer read the line as a launcher's wrapper of an error printed under it, or as a launcher's notice
+    that it is stopping the other workers: never the cause, whatever words it shares with a family."""
+    return any(reason.startswith(WRAPPER) for reason in scored.reasons)
+
+
+def bare(text: str) -> str:
+    """The line's text without a launcher's or logger's framing (`[rank1]: `, `[default0]:`, `(Worker pid=7) `,
+    `ERROR 12-06 03:10:41 [core.py:718] `): a rank's traceback reads as one when several ranks' output interleaves."""
+    peeled = unframed(text)
+    return peeled[-1] if peeled else text
 
 
 @dataclass(frozen=True)
@@ -84,6 +105,16 @@ _NOISE: tuple[tuple[re.Pattern[str], float, str], ...] = (
     (_shape(r"For debugging consider passing|might be asynchronously reported|Compile with `TORCH_USE_|"
             r"^note: run with `RUST_BACKTRACE=|^note: Some details are omitted, run with `RUST_BACKTRACE=full`"), -4,
      "advice printed under every error of its kind"),
+    # (a launcher's wrapper printed above the worker's error it quotes: torch.multiprocessing.spawn's exception and its
+    # `-- Process N terminated with the following error:`, Ray's RayTaskError and an actor's failed constructor, the
+    # logger headers vLLM's engine and workers print above a traceback; those printed after the cause are boilerplate rules)
+    (_shape(r"ProcessRaisedException:\s*$|^-- Process \d+ terminated with the following error:|\bRayTaskError\(\w+\): |"
+            r"ActorDiedError: The actor died because of an error raised in its creation task|"
+            r"\b(?:EngineCore|WorkerProc) (?:failed to start|encountered a fatal error|hit an exception)\.$"), -4,
+     "a launcher's wrapper of the worker's error printed under it"),
+    # (a launcher stopping the other workers once one failed: torch elastic's agent, torch.multiprocessing.spawn, DeepSpeed's)
+    (_shape(r"Sending process \d+ closing signal SIG[A-Z]+$|Terminating process \d+ via signal SIG[A-Z]+$|"
+            r"\] Killing subprocess \d+$"), -4, "a launcher's notice that it stops the other workers"),
     (_shape(r"^(?:##\[(?:group|endgroup|command|debug|notice)\]|\+ )"), -5, "a runner or shell echo line"),
     (_shape(r"\b0 errors?\b|\berrors?: 0\b|\bno errors?\b|error_count|errors=0"), -5, "reports no error"),
 )
@@ -92,7 +123,7 @@ _NOISE: tuple[tuple[re.Pattern[str], float, str], ...] = (
 def _traceback_end(lines: Sequence[LogLine], index: int) -> bool:
     """Whether lines[index] closes a Python traceback: frames above, no blank line between."""
     for back in range(index - 1, max(-1, index - _TRACEBACK_LOOKBACK), -1):
-        text = lines[back].text
+        text = bare(lines[back].text)
         if not text.strip():
             return False
         if text.startswith("Traceback (most recent call last):") or text.lstrip().startswith('File "'):
@@ -100,17 +131,36 @@ def _traceback_end(lines: Sequence[LogLine], index: int) -> bool:
     return False
 
 
+def _frame_source(lines: Sequence[LogLine], index: int) -> bool:
+    """Whether lines[index] is the source line Python prints under a traceback's `File "...", line N` (the
+    `raise ValueError(...)` of the frame): indented deeper than `File` behind the same framing. The exception
+    line that ends a traceback whose last frame has no source is not indented, so it is never taken for one."""
+    if index == 0:
+        return False
+    above, text = lines[index - 1].text, lines[index].text
+    at = above.find('File "')
+    return (at > 0 and len(text) > at + 1 and text[at] == " " and not text[at + 1:].startswith('File "')
+            and above[:at].strip(" ") == text[:at].strip(" "))
+
+
 def score_line(lines: Sequence[LogLine], index: int, distance: int, boilerplate: bool) -> Scored:
     line = lines[index]
     # A line's shape is read from its head: bounded work per line (a 10 MB line took the shape regexes
-    # seconds); the rules, not the scorer, read a line of any length to its end.
-    text = line.text.strip()[:SHAPE_CHARS]
+    # seconds); the rules, not the scorer, read a line of any length to its end. Each shape is tried on the line
+    # as it is and without a launcher's or logger's framing (`[rank1]: ValueError: ...`).
+    framed = line.text[:SHAPE_CHARS]
+    text = bare(framed).strip()
+    framed = framed.strip()
+    texts = (text,) if text == framed else (text, framed)
     points, reasons = 0.0, []
     if boilerplate:
         points -= 4
-        reasons.append("boilerplate: says that something failed, never what (-4)")
+        reasons.append(f"{BOILERPLATE}: says that something failed, never what (-4)")
+    if _frame_source(lines, index):
+        points -= 4
+        reasons.append(f"{STACK_FRAME}'s source line (-4)")
     for pattern, value, reason in _EVIDENCE:
-        if pattern.search(text):
+        if any(pattern.search(candidate) for candidate in texts):
             points += value
             reasons.append(f"{reason} (+{value:g})")
             break  # one shape of error per line: an `ERROR: FooError:` line is not twice as wrong
@@ -122,7 +172,7 @@ def score_line(lines: Sequence[LogLine], index: int, distance: int, boilerplate:
         points += 3
         reasons.append("ends a traceback (+3)")
     for pattern, value, reason in _NOISE:
-        if pattern.search(text):
+        if any(pattern.search(candidate) for candidate in texts):
             points += value
             reasons.append(f"{reason} ({value:g})")
     if points > 0:
