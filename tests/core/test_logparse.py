@@ -22,6 +22,18 @@ def test_prefix_bom_crlf_and_ansi_are_removed_and_line_numbers_kept():
     assert lines[2].timestamp == "2024-01-01T00:00:01.0000000Z"
 
 
+def test_terminal_hyperlinks_and_other_escapes_are_removed_but_not_an_unended_one():
+    # OSC 8 hyperlinks (ended by ST or BEL), a character-set designation and keypad mode around the text;
+    # an OSC never ended is left as text (its ESC is for the renderer to neutralise), and no line is lost.
+    raw = ("\x1b]8;;file:///w/web/app.js\x1b\\web/app.js\x1b]8;;\x1b\\ format\n"
+           "\x1b(B\x1b=see \x1b]8;;https://example.org\x07docs\x1b]8;;\x07\n"
+           "\x1b]0;title never ended\n"
+           "last\n")
+    lines = list(parse_log(raw))
+    assert [(l.number, l.text) for l in lines] == [(1, "web/app.js format"), (2, "see docs"),
+                                                   (3, "\x1b]0;title never ended"), (4, "last")]
+
+
 def test_other_ci_systems_framing_is_cut_off_but_sets_no_timestamp():
     # Bamboo's build log (https://github.com/spring-projects/spring-boot/issues/8920) and the
     # `[ISO time] ` prefix of Buildkite's and Jenkins timestamper's views

@@ -110,6 +110,9 @@ def test_each_builtin_example_is_found_and_each_near_miss_is_not(engine):
     "network address. port: 1, useIpv6: false, code: -98, name: [::]:1, message: address already in use",
     "\x1b[31mFAIL\x1b[0mED tests/test_a.py::test_x",
     "OSError: [Errno 98] ADDRESS ALREADY IN USE".replace("ADDRESS ALREADY IN USE", "bind() to 0.0.0.0:80 failed (98: addreſſ already in uſe)"),
+    # OSC 8 hyperlinks around a file's name (biome's and newer cargo's coloured output), ended by ST and by BEL
+    "\x1b]8;;file:///w/src/app.py\x1b\\src/app.py\x1b]8;;\x1b\\:4:1: E302 expected 2 blank lines, found 1",
+    "FAILED \x1b]8;;file:///w/tests/test_a.py\x07tests/test_a.py\x1b]8;;\x07::test_x - assert 1 == 2",
 ])
 def test_needles_split_by_colour_codes_are_found(engine, line):
     raw = f"{STAMP}noise\n{STAMP}{line}\r\n{STAMP}more noise\n"

@@ -46,9 +46,13 @@ _STAMPED_LINE = re.compile(rb"(?m)^" + _STAMP_BYTES)
 _CI_PREFIX = re.compile(rb"\[[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?Z\] "
                         rb"|(?:build|error|simple|command)\t[0-9]{2}-[A-Z][a-z]{2}-[0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2}\t")
 _STAMP_AT = re.compile(_STAMP_BYTES)
-# ECMA-48 CSI sequences (colours, cursor moves). None of its bytes is `\n`, so removing them never
-# changes where lines start, or how many there are.
-ANSI_BYTES = re.compile(rb"\x1b\[[0-9;?]*[ -/]*[@-~]")
+# ECMA-48 control sequences a terminal-minded tool prints: CSI (colours, cursor moves); OSC, ended by BEL or
+# ST (`ESC \\`), such as the OSC 8 hyperlinks biome, cargo and ls print around a file's name (bounded, so an OSC
+# never ended costs nothing more than a scan to the next ESC, BEL or newline); a character-set designation; and
+# the one-byte ESC functions (keypad modes, save/restore cursor, index, reset). None of their bytes is `\n`, so
+# removing them never changes where lines start, or how many there are.
+ANSI_BYTES = re.compile(rb"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b\n]{0,4096}(?:\x07|\x1b\\)"
+                        rb"|\x1b[()*+][ -~]|\x1b[=>78DEHMc]")
 _BOM_BYTES = "\ufeff".encode()
 GROUP_RUN = "##[group]Run "
 CHUNK = 4 << 20
