@@ -252,3 +252,73 @@ def test_resemblance_words_are_bounded_and_split_camel_case():
     assert words("ConnectionResetError: [Errno 104]") [:3] == ["connectionreseterror", "connection", "reset"]
     assert "104" not in words("errno 104.5") and "503" in words("HTTP 503")
     assert len(words("a " * 10_000 + "timeout")) <= MAX_CHARS
+
+
+# --- the job's own scripting and configuration (sweep s7c: real bash 5.2, dash, zsh, GNU make 4.3, git 2.39, CPython
+# 3.11, node 20 and npm 11 output made on Debian 12, 2026-12-06; the actions' messages in the format of their sources) --
+
+@pytest.mark.parametrize("lines, expected", [
+    # a shell's own errors name no class and often no word of failure
+    (("##[group]Run set -u", "##[endgroup]", "Releasing ",
+      "/home/runner/work/_temp/0e1f.sh: line 3: RELEASE_VERSION: unbound variable"),
+     "/home/runner/work/_temp/0e1f.sh: line 3: RELEASE_VERSION: unbound variable"),
+    (("Building", "/home/runner/work/_temp/0e1f.sh: line 1: Building for ${ env.TARGET_OS }: bad substitution"),
+     "/home/runner/work/_temp/0e1f.sh: line 1: Building for ${ env.TARGET_OS }: bad substitution"),
+    (("zsh:1: no matches found: build/*.o",), "zsh:1: no matches found: build/*.o"),
+    (("/home/runner/work/_temp/0e1f.sh: line 1: $GITHUB_OUTPUTS: ambiguous redirect",),
+     "/home/runner/work/_temp/0e1f.sh: line 1: $GITHUB_OUTPUTS: ambiguous redirect"),
+    # make's own word on a recipe's command, above its `***` summary
+    (("golangci-lint run ./...", "make: golangci-lint: No such file or directory", "make: *** [Makefile:2: lint] Error 127"),
+     "make: golangci-lint: No such file or directory"),
+    # a module's exception class named `Error`
+    (("Traceback (most recent call last):", '  File "/home/runner/work/app/app/fmt.py", line 2, in <module>',
+      '    locale.setlocale(locale.LC_ALL, "de_DE.UTF-8")', "locale.Error: unsupported locale setting"),
+     "locale.Error: unsupported locale setting"),
+    # git: the conflict or the rejected ref, not the summaries under it
+    (("Auto-merging a.txt", "CONFLICT (content): Merge conflict in a.txt",
+      "Automatic merge failed; fix conflicts and then commit the result."), "CONFLICT (content): Merge conflict in a.txt"),
+    (("Rebasing (1/1)", "Auto-merging a.txt", "CONFLICT (content): Merge conflict in a.txt",
+      "error: could not apply b2a5ecc... c", 'hint: Resolve all conflicts manually, mark them as resolved with',
+      "Could not apply b2a5ecc... c"), "CONFLICT (content): Merge conflict in a.txt"),
+    (("To ../bare", " ! [rejected]        HEAD -> main (fetch first)", "error: failed to push some refs to '../bare'",
+      "hint: Updates were rejected because the remote contains work that you do"),
+     " ! [rejected]        HEAD -> main (fetch first)"),
+    # npm's error, not the suggestions and usage it prints under it
+    (('npm error Missing script: "lint"', "npm error", "npm error Did you mean this?",
+      "npm error   npm link # Symlink a package folder", "npm error", "npm error To see a list of scripts, run:",
+      "npm error   npm run", "npm notice", "npm notice To update run: npm install -g npm@11.21.3",
+      "npm error A complete log of this run can be found in: /home/runner/.npm/_logs/x-debug-0.log"),
+     'npm error Missing script: "lint"'),
+])
+def test_a_scripts_own_error_is_named(lines, expected):
+    result = _classify(*lines, "##[error]Process completed with exit code 1.")
+    assert result.category == "unknown" and result.retryable is False
+    assert result.root_cause.text == expected
+
+
+@pytest.mark.parametrize("lines, expected", [
+    (("##[group]Run peter-evans/create-pull-request@v6", "with:", "  commit-message: chore: update lockfile",
+      "##[endgroup]", "##[error]Input required and not supplied: token"), 5),
+    (("##[group]Run actions/setup-node@v4", "with:", "  cache: pnpm", "##[endgroup]",
+      "Found in cache @ /opt/hostedtoolcache/node/20.18.1/x64",
+      "##[error]Unable to locate executable file: pnpm. Please verify either the file path exists or the file can be "
+      "found within a directory specified by the PATH environment variable."), 6),
+    # the action's stack-traced error above its final annotation is still the first statement of it
+    (("RequestError [HttpError]: Resource not accessible by integration",
+      "    at /home/runner/work/_actions/actions/github-script/v7/dist/index.js:9537:21", "  status: 403,", "}",
+      "##[error]Unhandled error: HttpError: Resource not accessible by integration"), 1),
+])
+def test_an_actions_own_error_annotation_is_a_cause(lines, expected):
+    # An action's `core.setFailed` message is the only line that says why its step failed; the step's exit-code
+    # annotation stays boilerplate (test_no_error_evidence_falls_back_to_the_first_error_line).
+    result = _classify(*lines)
+    assert result.category == "unknown" and result.root_cause.line == expected
+
+
+def test_gitlab_command_echo_and_artifact_upload_are_not_causes():
+    result = _classify("$ python3 scripts/publish.py", "Traceback (most recent call last):",
+                       '  File "/builds/group/app/scripts/publish.py", line 2, in <module>',
+                       "KeyError: 'CI_DEPLOY_TOKEN'", "Uploading artifacts for failed job",
+                       "WARNING: dist/: no matching files. Ensure that the artifact path is relative to the working directory",
+                       "ERROR: No files to upload", "ERROR: Job failed: exit code 1")
+    assert result.root_cause.text == "KeyError: 'CI_DEPLOY_TOKEN'"

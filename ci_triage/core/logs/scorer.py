@@ -8,11 +8,15 @@ scores each on its shape:
 
 - what error lines look like in most ecosystems: an exception class with its message (Python, Java,
   JavaScript), `error:`/`error[E0308]:` (compilers, Rust, git), `FATAL`/`fatal:`, Go's `panic:`,
-  `ERROR`, `npm ERR!`; and words of failure (`failed`, `cannot`, `not found`, `timed out`, ...);
+  `ERROR`, `npm ERR!`, a shell's own error (`script.sh: line 3: X: unbound variable`), git's `CONFLICT (content):`
+  and rejected ref; and words of failure (`failed`, `cannot`, `not found`, `timed out`, ...);
+- an action's own `##[error]` message (`Input required and not supplied: token`): unlike the step's exit-code line,
+  which stays boilerplate, it says what failed;
 - where it sits: the last line of a Python traceback, pytest's `E   ` detail, and closeness to the
   end of the failing step (causes sit just above the exit line more often than far from it);
 - what it is not: boilerplate (the exit-code lines themselves), warnings, deprecation notices,
-  traceback frames, make/npm/yarn summaries that only repeat that a command failed.
+  traceback frames, make/npm/yarn/git summaries that only repeat that a command failed, npm's suggestions under its
+  error, a GitLab `$ command` echo and its artifact upload after a failed script.
 
 Pure, and identical on the full line list and on `matcher.relevant_lines`: only lines within
 CONTEXT_LINES before a rule match or before the log's end (which classify decodes for it) and
@@ -74,8 +78,10 @@ def _shape(pattern: str) -> re.Pattern[str]:
 
 # (pattern, points, reason): evidence that a line states an error. All bounded and anchored or literal.
 _EVIDENCE: tuple[tuple[re.Pattern[str], float, str], ...] = (
-    (_shape(r"^(?:E\s+)?(?:[A-Za-z_][\w$]*\.)*[A-Z][\w$]*(?:Error|Exception|Exit|Interrupt|Failure|Fault)\b"
-            r"(?::|$|\s*\()"), 5, "an exception class with its message"),
+    # (a module's exception class named plain `Error` counts too: `locale.Error: unsupported locale setting`; and Node's
+    # form with the error's code: `RequestError [HttpError]: Resource not accessible by integration`)
+    (_shape(r"^(?:E\s+)?(?:(?:[A-Za-z_][\w$]*\.)*[A-Z][\w$]*(?:Error|Exception|Exit|Interrupt|Failure|Fault)"
+            r"|(?:[A-Za-z_][\w$]*\.)+Error)\b(?: \[[\w.$]{1,60}\])?(?::|$|\s*\()"), 5, "an exception class with its message"),
     (_shape(r"(?i)^(?:\S+?:\d+(?::\d+)?:\s*)?(?:fatal )?error(?:\[[A-Z]?\d+\])?:"), 5, "an `error:` line"),
     # (Java's default handler prints the class after `Exception in thread "main" `, Ruby's after the message:
     # "app.rb:3:in `f': stack level too deep (SystemStackError)"; Rust's panic header names the thread)
@@ -84,7 +90,17 @@ _EVIDENCE: tuple[tuple[re.Pattern[str], float, str], ...] = (
      "an exception class with its message"),
     (_shape(r"^panic: |^fatal error: |^FATAL\b|\bF\d{4} \d\d:|\bfatal: |^thread '[^']{0,200}'(?: \(\d+\))? panicked at "),
      5, "a fatal error or panic"),
-    (_shape(r"\bERROR\b|\[ERROR\]|\bE\d{4} \d\d:|\bERR!"), 3, "an ERROR line"),
+    # (git's own report of what stopped a merge, rebase or push; its summaries below it are noise)
+    (_shape(r"^CONFLICT \([\w/ -]{1,40}\): |^! \[(?:remote )?rejected\] "), 5, "git's conflict or rejected ref"),
+    # (a shell's own error, which names no class: bash's `script.sh: line 3: X: unbound variable`, dash's
+    # `script.sh: 2: flake8: not found`, zsh's `zsh:1: no matches found: ...`, `bash: ./x.sh: ...`, GitLab's
+    # `/bin/sh: eval: line 9: ...`, env's `/usr/bin/env: 'python': ...`, and make's own word on a recipe's command,
+    # not its `***` summary nor its directory and up-to-date notices; not a shell's warning, such as bash's
+    # `bash: warning: setlocale: LC_ALL: cannot change locale`, printed in many jobs that then fail for another reason)
+    (_shape(r"^(?:\S*/)?(?:[\w.-]+\.(?:sh|bash|zsh|ksh)(?:: line \d+|: \d+)|-?(?:ba|da|z|k|a)?sh(?:: line \d+|: \d+|:\d+)?"
+            r"|(?<=/)env|g?make(?:\[\d+\])?(?=: (?!\*\*\*|Entering directory|Leaving directory|Nothing to be done|'[^']*' is up to date)))"
+            r": (?!warning: )\S"), 3, "a shell's own error"),
+    (_shape(r"\bERROR\b|\[ERROR\]|\bE\d{4} \d\d:|\bERR!|^npm error "), 3, "an ERROR line"),
     (_shape(r"^E\s{2,}\S"), 1, "pytest's detail of a failing test (`E   `)"),
 )
 _FAILURE_WORDS = re.compile(r"(?i)\b(?:failed|failure|cannot|can't|could not|unable to|not found|no such|denied|"
@@ -99,12 +115,19 @@ _NOISE: tuple[tuple[re.Pattern[str], float, str], ...] = (
     (_shape(r"^Traceback \(most recent call last\):|^During handling of the above exception"), -3,
      "a traceback header"),
     (_shape(r"(?i)\bexit(?:ed)? (?:with )?(?:code|status)\b|exited with \d+|returned exit code|"
-            r"Command failed with exit code|recipe for target|^make(?:\[\d+\])?: \*\*\*|npm ERR! (?:code|errno) \d|"
-            r"A complete log of this run|error Command failed|ELIFECYCLE"), -4,
+            r"Command failed with exit code|recipe for target|^make(?:\[\d+\])?: \*\*\*|npm (?:ERR!|error) (?:code|errno) \d|"
+            r"A complete log of this run|error Command failed|ELIFECYCLE|"
+            # (git's summaries under the conflict or rejected ref that stopped it)
+            r"^Automatic merge failed; fix conflicts|^error: failed to push some refs to|^(?:error: c|C)ould not apply [0-9a-f]{7,}\.\.\.|"
+            # (gitlab-runner's artifact upload after a failed script)
+            r"^Uploading artifacts for failed job|^ERROR: No files to upload\b"), -4,
      "repeats that a command failed, not why"),
     (_shape(r"For debugging consider passing|might be asynchronously reported|Compile with `TORCH_USE_|"
             r"^note: run with `RUST_BACKTRACE=|^note: Some details are omitted, run with `RUST_BACKTRACE=full`"), -4,
      "advice printed under every error of its kind"),
+    # (npm's suggestions and usage under its own error: `npm error Did you mean this?`, `npm error   npm link # ...`)
+    (_shape(r"^npm (?:ERR!|error) (?:Did you mean (?:this|one of these)\?|To see a list of scripts|  )"), -5,
+     "npm's help printed under its error"),
     # (a launcher's wrapper printed above the worker's error it quotes: torch.multiprocessing.spawn's exception and its
     # `-- Process N terminated with the following error:`, Ray's RayTaskError and an actor's failed constructor, the
     # logger headers vLLM's engine and workers print above a traceback; those printed after the cause are boilerplate rules)
@@ -115,9 +138,20 @@ _NOISE: tuple[tuple[re.Pattern[str], float, str], ...] = (
     # (a launcher stopping the other workers once one failed: torch elastic's agent, torch.multiprocessing.spawn, DeepSpeed's)
     (_shape(r"Sending process \d+ closing signal SIG[A-Z]+$|Terminating process \d+ via signal SIG[A-Z]+$|"
             r"\] Killing subprocess \d+$"), -4, "a launcher's notice that it stops the other workers"),
-    (_shape(r"^(?:##\[(?:group|endgroup|command|debug|notice)\]|\+ )"), -5, "a runner or shell echo line"),
+    (_shape(r"^(?:##\[(?:group|endgroup|command|debug|notice)\]|\+ |\$ )"), -5, "a runner or shell echo line"),
     (_shape(r"\b0 errors?\b|\berrors?: 0\b|\bno errors?\b|error_count|errors=0"), -5, "reports no error"),
 )
+
+
+# An action's own failure message (`core.setFailed`: `##[error]Input required and not supplied: token`, `##[error]Unable
+# to resolve action ...`): the annotation rule marks every `##[error]` as boilerplate, an anchor, but unlike the step's
+# exit-code line this one says what failed, and often nothing else in the log does.
+_ACTION_MESSAGE = re.compile(r"^##\[error\](?!Process completed with exit code \d|The process '[^']*' failed with exit code \d)\S")
+
+
+def is_action_message(text: str) -> bool:
+    """Whether the line is an action's own `##[error]` message (not the step's exit-code line): a candidate cause."""
+    return bool(_ACTION_MESSAGE.match(text))
 
 
 def _traceback_end(lines: Sequence[LogLine], index: int) -> bool:
@@ -156,6 +190,9 @@ def score_line(lines: Sequence[LogLine], index: int, distance: int, boilerplate:
     if boilerplate:
         points -= 4
         reasons.append(f"{BOILERPLATE}: says that something failed, never what (-4)")
+    elif is_action_message(line.text):
+        points += 3
+        reasons.append("an action's own failure message (`##[error]`) (+3)")
     if _frame_source(lines, index):
         points -= 4
         reasons.append(f"{STACK_FRAME}'s source line (-4)")
@@ -196,7 +233,8 @@ def candidates(lines: Sequence[LogLine], matches: Iterable[RuleMatch], boilerpla
     anchors = sorted({m.line.number for m in matches if m.rule_id in boilerplate_ids}
                      | {line.number for line in lines if line.text.startswith("##[error]")}
                      | ({end.number} if end else set()))
-    boilerplate_lines = {m.line.number for m in matches if m.rule_id in boilerplate_ids}
+    boilerplate_lines = {m.line.number for m in matches
+                         if m.rule_id in boilerplate_ids and not is_action_message(m.line.text)}
     wanted: set[int] = set()
     for match in matches:
         wanted.update(range(max(1, match.line.number - CONTEXT_LINES), match.line.number + 1))
