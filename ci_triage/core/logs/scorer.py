@@ -117,6 +117,13 @@ _NOISE: tuple[tuple[re.Pattern[str], float, str], ...] = (
             r"\] Killing subprocess \d+$"), -4, "a launcher's notice that it stops the other workers"),
     (_shape(r"^(?:##\[(?:group|endgroup|command|debug|notice)\]|\+ )"), -5, "a runner or shell echo line"),
     (_shape(r"\b0 errors?\b|\berrors?: 0\b|\bno errors?\b|error_count|errors=0"), -5, "reports no error"),
+    # (a run's summary counting no failure: libtest's `test result: ok. 2 passed; 0 failed`, `Failures: 0`)
+    (_shape(r"(?i)\b0 (?:failed|failures?)\b|\bfailures?: 0\b|^test result: ok\."), -5, "reports no failure"),
+    # (a test skipped or expected to fail, whose reason may name a failure: pytest's `SKIPPED [1] f.py:3: flaky:
+    # connection refused`, `XFAIL f.py::t - times out`, its -v progress `SKIPPED (reason)`, libtest's `... ignored, reason`)
+    (_shape(r"^(?:SKIPPED|XFAIL|XPASS) |\bSKIPPED \(|\bXFAIL \(|\.\.\. ignored\b"), -4, "a skipped test's reason"),
+    # (glog-style warnings, as torch's c10 prints them: `[W socket.cpp:663] ...`, `W1205 10:02:11.512000 2211 f.py:793] `)
+    (_shape(r"^\[W[\d ][^\]]{0,120}\]|^W\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ \S+:\d+\] "), -3, "a warning"),
 )
 
 
