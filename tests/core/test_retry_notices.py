@@ -78,3 +78,23 @@ def test_notices_that_ran_out_in_the_failing_step_stay_the_cause():
                "##[error]Process completed with exit code 1.")
     found = classify(list(parse_log(log)), RULES)
     assert (found.category, found.root_cause.line) == ("network", 4)
+
+
+def test_a_weak_retry_notice_of_a_step_that_succeeded_is_not_an_unexplained_failures_cause():
+    # yarn classic's notice in an install step that went on; a later step exits without a rule's explanation
+    log = _gha("##[group]Run yarn install --frozen-lockfile", "yarn install --frozen-lockfile", "##[endgroup]",
+               "info There appears to be trouble with your network connection. Retrying...",
+               "success Saved lockfile.",
+               "##[group]Run ./scripts/check-version.sh", "./scripts/check-version.sh", "##[endgroup]",
+               "Error: version mismatch between pyproject.toml (1.2.0) and tag (v1.2.1)",
+               "##[error]Process completed with exit code 1.")
+    found = classify(list(parse_log(log)), RULES)
+    assert (found.category, found.root_cause.line) == ("unknown", 9)
+
+
+def test_a_weak_retry_notice_in_the_failing_step_stays_the_cause():
+    log = _gha("##[group]Run yarn install --frozen-lockfile", "yarn install --frozen-lockfile", "##[endgroup]",
+               "info There appears to be trouble with your network connection. Retrying...",
+               "##[error]Process completed with exit code 1.")
+    found = classify(list(parse_log(log)), RULES)
+    assert (found.category, found.root_cause.line) == ("network", 4)

@@ -18,7 +18,7 @@ from ci_triage.core.logs.matcher import RelevantLines, context_before, find_matc
 from ci_triage.core.logs.launcher_kills import own_kills
 from ci_triage.core.logs.peer_lost import PEER_LOST_RULES, code_failures, own_exception
 from ci_triage.core.logs.resemblance import family_model, most_resembling
-from ci_triage.core.logs.retry_notices import outlived_notices
+from ci_triage.core.logs.retry_notices import outlived_notices, passed_step_notices
 from ci_triage.core.logs.rules import RuleSet
 from ci_triage.core.logs.scorer import (CONTEXT_LINES, Scored, best_of, candidates, is_boilerplate, is_stack_frame,
                                         is_wrapper)
@@ -39,6 +39,8 @@ def classify(lines: Sequence[LogLine], rule_set: RuleSet) -> Classification:
     boilerplate = {rule.id for rule in rule_set.rules if rule.boilerplate}
     causes = [m for m in matches if m.rule_id not in boilerplate]
     outlived = {id(notice) for notice in outlived_notices(causes)}  # the job went on to fail on its own after them
+    step_failures = [m for m in matches if m.rule_id in boilerplate]
+    outlived |= {id(notice) for notice in passed_step_notices(causes, step_failures)}  # their step succeeded
     causes = [m for m in causes if id(m) not in outlived]
     launcher_kills = {id(kill) for kill in own_kills(matches)}  # a launcher killing its own tree, not the OOM killer
     causes = [m for m in causes if id(m) not in launcher_kills]
