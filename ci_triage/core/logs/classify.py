@@ -16,6 +16,7 @@ from ci_triage.core.logs.fingerprint import fingerprint
 from ci_triage.core.logs.frames import frames_in
 from ci_triage.core.logs.matcher import RelevantLines, context_before, find_matches, with_context
 from ci_triage.core.logs.launcher_kills import own_kills
+from ci_triage.core.logs.passed_steps import passed_step_failures
 from ci_triage.core.logs.peer_lost import PEER_LOST_RULES, code_failures, own_exception
 from ci_triage.core.logs.resemblance import family_model, most_resembling
 from ci_triage.core.logs.retry_notices import outlived_notices, passed_step_notices
@@ -41,6 +42,7 @@ def classify(lines: Sequence[LogLine], rule_set: RuleSet) -> Classification:
     outlived = {id(notice) for notice in outlived_notices(causes)}  # the job went on to fail on its own after them
     step_failures = [m for m in matches if m.rule_id in boilerplate]
     outlived |= {id(notice) for notice in passed_step_notices(causes, step_failures)}  # their step succeeded
+    outlived |= {id(m) for m in passed_step_failures(lines, causes)}  # printed by a step that passed
     causes = [m for m in causes if id(m) not in outlived]
     launcher_kills = {id(kill) for kill in own_kills(matches)}  # a launcher killing its own tree, not the OOM killer
     causes = [m for m in causes if id(m) not in launcher_kills]

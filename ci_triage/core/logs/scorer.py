@@ -193,6 +193,10 @@ def _position(lines: Sequence[LogLine], number: int) -> int:
     return bisect.bisect_left(lines, number, key=lambda line: line.number)
 
 
+# What a line printed by a step that passed loses: its step did not fail, a later one did.
+PASSED_STEP_PENALTY = 4
+
+
 def candidates(lines: Sequence[LogLine], matches: Iterable[RuleMatch], boilerplate_ids: set[str],
                end: LogLine | None = None) -> list[Scored]:
     """Every candidate line scored, best first (ties: the line nearer the failure, then the later one).
@@ -210,6 +214,11 @@ def candidates(lines: Sequence[LogLine], matches: Iterable[RuleMatch], boilerpla
     if end is not None:
         wanted.update(range(max(1, end.number - CONTEXT_LINES), end.number + 1))
     wanted.update(line.number for line in lines if line.text.startswith("##[error]"))
+    # A GitHub Actions job stops at its first failed step, which closes with an `##[error]` line: a line of an
+    # earlier step (steps known) with no `##[error]` line passed, and is not where the failure is (passed_steps.py).
+    errors = [line for line in lines if line.text.startswith("##[error]") and line.step is not None]
+    failed_steps = {line.step for line in errors}
+    last_error = errors[-1].number if errors else 0
     scored = []
     for number in sorted(wanted):
         index = _position(lines, number)
@@ -217,7 +226,12 @@ def candidates(lines: Sequence[LogLine], matches: Iterable[RuleMatch], boilerpla
             continue
         after = bisect.bisect_left(anchors, number)
         distance = anchors[after] - number if after < len(anchors) else 0
-        scored.append(score_line(lines, index, distance, number in boilerplate_lines))
+        found = score_line(lines, index, distance, number in boilerplate_lines)
+        step = lines[index].step
+        if step is not None and failed_steps and step not in failed_steps and number < last_error:
+            found = Scored(found.line, found.score - PASSED_STEP_PENALTY,
+                           found.reasons + (f"in a step that passed (-{PASSED_STEP_PENALTY})",))
+        scored.append(found)
     scored.sort(key=lambda s: (-s.score, -s.line.number))
     return scored
 
