@@ -77,3 +77,38 @@ def test_without_steps_nothing_is_set_aside():
     found = classify(list(parse_log("\n".join(GO_PASS + ["src/app/bad.py:1:8: F401 [*] `os` imported but unused"]))),
                      RULES)
     assert found.category == "test_failure"
+
+
+@pytest.mark.parametrize("always_step, noise", [
+    ("docker rm -f svc-db-1 || true", "Error response from daemon: No such container: svc-db-1"),
+    ("docker compose logs --no-color db",
+     "db-1  | 2026-12-05 10:04:58.913 UTC [1] LOG:  could not receive data from client: Connection reset by peer"),
+])
+def test_a_step_run_after_the_failed_one_is_not_its_cause(always_step, noise):
+    # `if: always()` steps after the failing test step (s7a false-positive sweep)
+    log = _gha(*_step("pytest -q"), "FAILED tests/test_core.py::test_mode_specific - AssertionError: sum is off",
+               "##[error]Process completed with exit code 1.", *_step(always_step), noise)
+    found = _both(log)
+    assert (found.category, found.root_cause.line) == ("test_failure", 5)
+
+
+def test_an_unexplained_failure_is_not_taken_from_a_step_run_after_it():
+    log = _gha(*_step("./scripts/check-version.sh"), "Error: version mismatch between pyproject.toml and tag",
+               "##[error]Process completed with exit code 1.", *_step("docker rm -f svc-db-1 || true"),
+               "Error response from daemon: No such container: svc-db-1")
+    found = _both(log)
+    assert (found.category, found.root_cause.line) == ("unknown", 5)
+
+
+def test_a_passed_steps_line_is_not_preferred_for_its_resemblance():
+    # pip's post-install conflict report (real, pip 24 exit 0) in an install step that passed; a later step fails
+    log = _gha(*_step("pip install -r requirements-dev.txt"),
+               "ERROR: pip's dependency resolver does not currently take into account all the packages that are "
+               "installed. This behaviour is the source of the following dependency conflicts.",
+               "requests 2.31.0 requires urllib3<3,>=1.21.1, but you have urllib3 1.20 which is incompatible.",
+               "Successfully installed urllib3-1.20",
+               *_step("./scripts/check-version.sh"), "pyproject version: 1.2.0",
+               "Error: version mismatch between pyproject.toml (1.2.0) and tag (v1.2.1)",
+               "##[error]Process completed with exit code 1.")
+    found = _both(log)
+    assert (found.category, found.root_cause.line) == ("unknown", 13)
