@@ -52,3 +52,49 @@ def test_retries_left_reads_pips_notice_and_nothing_else():
     assert retries_left(_notice(3)) == 3
     assert retries_left("warning: spurious network error (1 tries remaining): [28] Timeout was reached") is None
     assert retries_left("Retrying in 1s [Retry 1/5].") is None
+
+
+def _gha(*lines: str) -> str:
+    return "\n".join(f"2026-12-05T10:00:{i:02d}.1234567Z {line}" for i, line in enumerate(lines, 1))
+
+
+def test_notices_of_a_step_that_went_on_leave_a_later_steps_failure_as_the_cause():
+    # pip gave up on a dead --extra-index-url (total=0) and installed from the main index; a later step's test failed
+    # (the notices' format as pip printed them here, s7a false-positive sweep)
+    log = _gha("##[group]Run pip install -e .[test]", "pip install -e .[test]", "##[endgroup]",
+               _notice(1), _notice(0), "Processing ./six-1.17.0-py2.py3-none-any.whl",
+               "Successfully installed six-1.17.0",
+               "##[group]Run pytest", "pytest", "##[endgroup]",
+               "FAILED tests/test_six.py::test_version - AssertionError: assert '1.16.0' == '1.17.0'",
+               "##[error]Process completed with exit code 1.")
+    found = classify(list(parse_log(log)), RULES)
+    assert (found.category, found.retryable, found.root_cause.line) == ("test_failure", False, 11)
+
+
+def test_notices_that_ran_out_in_the_failing_step_stay_the_cause():
+    log = _gha("##[group]Run pip install six && pytest", "pip install six && pytest", "##[endgroup]",
+               _notice(1), _notice(0),
+               "ERROR: Could not find a version that satisfies the requirement six (from versions: none)",
+               "##[error]Process completed with exit code 1.")
+    found = classify(list(parse_log(log)), RULES)
+    assert (found.category, found.root_cause.line) == ("network", 4)
+
+
+def test_a_weak_retry_notice_of_a_step_that_succeeded_is_not_an_unexplained_failures_cause():
+    # yarn classic's notice in an install step that went on; a later step exits without a rule's explanation
+    log = _gha("##[group]Run yarn install --frozen-lockfile", "yarn install --frozen-lockfile", "##[endgroup]",
+               "info There appears to be trouble with your network connection. Retrying...",
+               "success Saved lockfile.",
+               "##[group]Run ./scripts/check-version.sh", "./scripts/check-version.sh", "##[endgroup]",
+               "Error: version mismatch between pyproject.toml (1.2.0) and tag (v1.2.1)",
+               "##[error]Process completed with exit code 1.")
+    found = classify(list(parse_log(log)), RULES)
+    assert (found.category, found.root_cause.line) == ("unknown", 9)
+
+
+def test_a_weak_retry_notice_in_the_failing_step_stays_the_cause():
+    log = _gha("##[group]Run yarn install --frozen-lockfile", "yarn install --frozen-lockfile", "##[endgroup]",
+               "info There appears to be trouble with your network connection. Retrying...",
+               "##[error]Process completed with exit code 1.")
+    found = classify(list(parse_log(log)), RULES)
+    assert (found.category, found.root_cause.line) == ("network", 4)

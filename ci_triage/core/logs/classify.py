@@ -16,12 +16,13 @@ from ci_triage.core.logs.fingerprint import fingerprint
 from ci_triage.core.logs.frames import frames_in
 from ci_triage.core.logs.matcher import RelevantLines, context_before, find_matches, with_context
 from ci_triage.core.logs.launcher_kills import own_kills
+from ci_triage.core.logs.passed_steps import after_failed_step, passed_step_failures
 from ci_triage.core.logs.peer_lost import PEER_LOST_RULES, code_failures, own_exception
 from ci_triage.core.logs.resemblance import family_model, most_resembling
-from ci_triage.core.logs.retry_notices import outlived_notices
+from ci_triage.core.logs.retry_notices import outlived_notices, passed_step_notices
 from ci_triage.core.logs.rules import RuleSet
-from ci_triage.core.logs.scorer import (CONTEXT_LINES, Scored, best_of, candidates, is_boilerplate, is_stack_frame,
-                                        is_wrapper)
+from ci_triage.core.logs.scorer import (CONTEXT_LINES, Scored, best_of, candidates, is_boilerplate, is_other_step,
+                                        is_stack_frame, is_wrapper)
 from ci_triage.core.logs.values import Classification, Frame, LogLine, RootCause, RuleMatch
 
 
@@ -39,6 +40,10 @@ def classify(lines: Sequence[LogLine], rule_set: RuleSet) -> Classification:
     boilerplate = {rule.id for rule in rule_set.rules if rule.boilerplate}
     causes = [m for m in matches if m.rule_id not in boilerplate]
     outlived = {id(notice) for notice in outlived_notices(causes)}  # the job went on to fail on its own after them
+    step_failures = [m for m in matches if m.rule_id in boilerplate]
+    outlived |= {id(notice) for notice in passed_step_notices(causes, step_failures)}  # their step succeeded
+    outlived |= {id(m) for m in passed_step_failures(lines, causes)}  # printed by a step that passed
+    outlived |= {id(m) for m in after_failed_step(lines, causes)}  # printed by a step run after the failed one
     causes = [m for m in causes if id(m) not in outlived]
     launcher_kills = {id(kill) for kill in own_kills(matches)}  # a launcher killing its own tree, not the OOM killer
     causes = [m for m in causes if id(m) not in launcher_kills]
@@ -157,7 +162,8 @@ def _unexplained(lines: Sequence[LogLine], matches: Sequence[RuleMatch], boilerp
     found = most_resembling(family_model(rule_set),
                             [s for s in view.ranked[:RESEMBLANCE_CANDIDATES]
                              if (s.score > 0 if best else s.score >= 0)
-                             and not is_stack_frame(s) and not is_boilerplate(s) and not is_wrapper(s)],
+                             and not is_stack_frame(s) and not is_boilerplate(s) and not is_wrapper(s)
+                             and not is_other_step(s)],
                             category if meaning else None)
     if found is not None:
         best, resemblance = found

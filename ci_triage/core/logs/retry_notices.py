@@ -40,13 +40,42 @@ def retries_left(text: str) -> int | None:
     return None
 
 
+# the weak rule of clients' notices that they retry (pnpm, yarn classic); the retry may have worked (ORDER.md)
+RETRY_NOTICE_RULES = frozenset({"network-retry-notice"})
+
+
+def _went_on(notice: RuleMatch, later: Sequence[RuleMatch]) -> bool:
+    """Whether a later step of the job log failed after the step that printed `notice` (steps known)."""
+    return notice.line.step is not None and any(
+        m.line.step is not None and m.line.step != notice.line.step and m.line.number > notice.line.number
+        for m in later)
+
+
+def passed_step_notices(causes: Sequence[RuleMatch], step_failures: Sequence[RuleMatch]) -> list[RuleMatch]:
+    """Retry notices (pip's, and the weak clients' notices) printed in a step that ended before the step that
+    failed (a boilerplate exit line in a later step of the job log): that step succeeded, so its retries
+    worked, whatever else explains the failure."""
+    return [m for m in causes
+            if (m.rule_id in RETRY_NOTICE_RULES or retries_left(m.line.text) is not None) and _went_on(m, step_failures)]
+
+
 def outlived_notices(causes: Sequence[RuleMatch]) -> list[RuleMatch]:
-    """The retry notices among `causes` that a later failure of the change's own code shows a retry worked."""
+    """The retry notices among `causes` that a later failure of the change's own code shows a retry worked, or
+    that the job went past: a notice in one step of a job log (GitHub Actions' `##[group]Run ...` sections) with
+    the change's code failing in a later step. A failed step ends the job, so the step that printed the notice
+    succeeded whatever its notices said (pip gives up on a dead `--extra-index-url` with `total=0` and installs
+    from the main index), and the later failure is the cause."""
     notices = [(match, retries_left(match.line.text)) for match in causes]
     notices = [(match, left) for match, left in notices if left is not None]
-    if not notices or any(left == 0 for _, left in notices):
+    if not notices:
         return []
-    last_code_failure = max((m.line.number for m in causes if m.category in NEVER_RETRYABLE), default=None)
-    if last_code_failure is None:
+    code_failures = [m for m in causes if m.category in NEVER_RETRYABLE]
+    if not code_failures:
         return []
-    return [match for match, _ in notices if match.line.number < last_code_failure]
+    if not any(left == 0 for _, left in notices):
+        last_code_failure = max(m.line.number for m in code_failures)
+        return [match for match, _ in notices if match.line.number < last_code_failure]
+    return [match for match, _ in notices
+            if match.line.step is not None
+            and any(m.line.step is not None and m.line.step != match.line.step and m.line.number > match.line.number
+                    for m in code_failures)]

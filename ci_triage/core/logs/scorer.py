@@ -31,6 +31,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ci_triage.core.logs.framing import unframed
+from ci_triage.core.logs.passed_steps import first_failed_step_exit
 from ci_triage.core.logs.values import LogLine, RuleMatch
 
 CONTEXT_LINES = 400  # as matcher.CONTEXT_LINES: the lines kept before every rule match
@@ -40,6 +41,7 @@ SHAPE_CHARS = 4096  # as matcher.WINDOW
 STACK_FRAME = "a stack frame"
 BOILERPLATE = "boilerplate"
 WRAPPER = "a launcher's"
+OTHER_STEP = "in a step that"
 
 
 def is_stack_frame(scored: "Scored") -> bool:
@@ -50,6 +52,12 @@ def is_stack_frame(scored: "Scored") -> bool:
 def is_boilerplate(scored: "Scored") -> bool:
     """Whether the line is a boilerplate rule's (an exit-code line, a launcher's summary): never the cause."""
     return any(reason.startswith(BOILERPLATE) for reason in scored.reasons)
+
+
+def is_other_step(scored: "Scored") -> bool:
+    """Whether the line is in a step that passed, or in one run after the failed step (passed_steps.py): not where
+    the job failed, whatever words it shares with a family."""
+    return any(reason.startswith(OTHER_STEP) for reason in scored.reasons)
 
 
 def is_wrapper(scored: "Scored") -> bool:
@@ -140,6 +148,17 @@ _NOISE: tuple[tuple[re.Pattern[str], float, str], ...] = (
             r"\] Killing subprocess \d+$"), -4, "a launcher's notice that it stops the other workers"),
     (_shape(r"^(?:##\[(?:group|endgroup|command|debug|notice)\]|\+ |\$ )"), -5, "a runner or shell echo line"),
     (_shape(r"\b0 errors?\b|\berrors?: 0\b|\bno errors?\b|error_count|errors=0"), -5, "reports no error"),
+    # (a run's summary counting no failure: libtest's `test result: ok. 2 passed; 0 failed`, `Failures: 0`)
+    (_shape(r"(?i)\b0 (?:failed|failures?)\b|\bfailures?: 0\b|^test result: ok\."), -5, "reports no failure"),
+    # (a test skipped or expected to fail, whose reason may name a failure: pytest's `SKIPPED [1] f.py:3: flaky:
+    # connection refused`, `XFAIL f.py::t - times out`, its -v progress `SKIPPED (reason)`, libtest's `... ignored, reason`)
+    (_shape(r"^(?:SKIPPED|XFAIL|XPASS) |\bSKIPPED \(|\bXFAIL \(|\.\.\. ignored\b"), -4, "a skipped test's reason"),
+    # (`git describe` finding no tag, which setuptools-scm, versioneer and `git describe --always` fallbacks run in
+    # every build of a shallow clone: the version tool falls back to a dev version)
+    (_shape(r"^fatal: No (?:names|tags) found, cannot describe anything\.|^fatal: No tags can describe "), -6,
+     "git describe without a tag (a version tool falls back)"),
+    # (glog-style warnings, as torch's c10 prints them: `[W socket.cpp:663] ...`, `W1205 10:02:11.512000 2211 f.py:793] `)
+    (_shape(r"^\[W[\d ][^\]]{0,120}\]|^W\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ \S+:\d+\] "), -3, "a warning"),
 )
 
 
@@ -223,6 +242,10 @@ def _position(lines: Sequence[LogLine], number: int) -> int:
     return bisect.bisect_left(lines, number, key=lambda line: line.number)
 
 
+# What a line printed by a step that passed loses: its step did not fail, a later one did.
+PASSED_STEP_PENALTY = 4
+
+
 def candidates(lines: Sequence[LogLine], matches: Iterable[RuleMatch], boilerplate_ids: set[str],
                end: LogLine | None = None) -> list[Scored]:
     """Every candidate line scored, best first (ties: the line nearer the failure, then the later one).
@@ -241,6 +264,13 @@ def candidates(lines: Sequence[LogLine], matches: Iterable[RuleMatch], boilerpla
     if end is not None:
         wanted.update(range(max(1, end.number - CONTEXT_LINES), end.number + 1))
     wanted.update(line.number for line in lines if line.text.startswith("##[error]"))
+    # A GitHub Actions job stops at its first failed step, which closes with an `##[error]` line: a line of an
+    # earlier step (steps known) with no `##[error]` line passed, and a line of a step run after the first failed
+    # one (`if: always()`) came after the failure; neither is where the failure is (passed_steps.py).
+    errors = [line for line in lines if line.text.startswith("##[error]") and line.step is not None]
+    failed_steps = {line.step for line in errors}
+    last_error = errors[-1].number if errors else 0
+    first_exit = first_failed_step_exit(lines)
     scored = []
     for number in sorted(wanted):
         index = _position(lines, number)
@@ -248,7 +278,15 @@ def candidates(lines: Sequence[LogLine], matches: Iterable[RuleMatch], boilerpla
             continue
         after = bisect.bisect_left(anchors, number)
         distance = anchors[after] - number if after < len(anchors) else 0
-        scored.append(score_line(lines, index, distance, number in boilerplate_lines))
+        found = score_line(lines, index, distance, number in boilerplate_lines)
+        step = lines[index].step
+        if step is not None and failed_steps and step not in failed_steps and number < last_error:
+            found = Scored(found.line, found.score - PASSED_STEP_PENALTY,
+                           found.reasons + (f"{OTHER_STEP} passed (-{PASSED_STEP_PENALTY})",))
+        elif step is not None and first_exit is not None and step != first_exit.step and number > first_exit.number:
+            found = Scored(found.line, found.score - PASSED_STEP_PENALTY,
+                           found.reasons + (f"{OTHER_STEP} ran after the failed one (-{PASSED_STEP_PENALTY})",))
+        scored.append(found)
     scored.sort(key=lambda s: (-s.score, -s.line.number))
     return scored
 

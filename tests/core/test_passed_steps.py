@@ -1,0 +1,114 @@
+"""A code failure printed by a step that passed is not the job's failure (core/logs/passed_steps.py)."""
+
+import pytest
+
+from ci_triage.core.logs.classify import classify
+from ci_triage.core.logs.logparse import parse_log
+from ci_triage.core.logs.matcher import relevant_lines
+from ci_triage.core.logs.rules import builtin_rules
+
+RULES = builtin_rules()
+
+
+def _gha(*lines: str) -> str:
+    return "".join(f"2026-12-05T10:00:{i % 60:02d}.1234567Z {line}\n" for i, line in enumerate(lines, 1))
+
+
+def _step(command: str) -> list[str]:
+    return [f"##[group]Run {command}", command, "shell: /usr/bin/bash -e {0}", "##[endgroup]"]
+
+
+# go test -v of Go 1.19, run here (s7a false-positive sweep): t.Log lines of passing tests
+GO_PASS = ["=== RUN   TestPortInUse", "    main_test.go:5: address already in use, trying next port",
+           "--- PASS: TestPortInUse (0.00s)", "PASS", "ok  \texample.com/svc\t0.003s"]
+
+
+def _both(log: str):
+    full = classify(list(parse_log(log)), RULES)
+    fast = classify(relevant_lines(log, RULES), RULES)
+    assert (full.category, full.root_cause.line) == (fast.category, fast.root_cause.line)
+    return full
+
+
+def test_a_passing_steps_test_log_line_leaves_a_later_lint_finding_as_the_cause():
+    log = _gha(*_step("go test -v ./..."), *GO_PASS, *_step("ruff check src"),
+               "src/app/bad.py:1:8: F401 [*] `os` imported but unused", "Found 1 error.",
+               "##[error]Process completed with exit code 1.")
+    found = _both(log)
+    assert (found.category, found.root_cause.line) == ("lint_failure", 14)
+
+
+def test_a_passing_steps_test_log_line_is_not_an_unexplained_failures_cause():
+    log = _gha(*_step("go test -v ./..."), *GO_PASS, *_step("./scripts/check-version.sh"),
+               "Error: version mismatch between pyproject.toml (1.2.0) and tag (v1.2.1)",
+               "##[error]Process completed with exit code 1.")
+    found = _both(log)
+    assert (found.category, found.root_cause.line) == ("unknown", 14)
+
+
+def test_a_silent_step_after_noisy_passing_steps_falls_back_to_its_exit_line():
+    log = _gha(*_step("go test -v ./..."), *GO_PASS, *_step("test -f dist/*.whl"),
+               "##[error]Process completed with exit code 1.")
+    found = _both(log)
+    assert (found.category, found.root_cause.line) == ("unknown", 14)
+
+
+def test_a_step_that_failed_and_went_on_keeps_its_failure():
+    # continue-on-error: the test step failed (its own ##[error] line), a later step failed too
+    log = _gha(*_step("go test ./..."), "--- FAIL: TestPort (0.00s)", "    main_test.go:9: got 8003, want 8080",
+               "FAIL", "##[error]Process completed with exit code 1.",
+               *_step("./scripts/check-version.sh"), "Error: version mismatch", "##[error]Process completed with exit code 1.")
+    found = _both(log)
+    assert (found.category, found.root_cause.line) == ("test_failure", 5)
+
+
+@pytest.mark.parametrize("earlier", [
+    "OSError: [Errno 98] Address already in use",  # a server started in the background: the later step's cause
+])
+def test_a_cause_that_is_not_the_code_stays_the_cause_from_a_passing_step(earlier):
+    log = _gha(*_step("python -m http.server 8000 &"), earlier, *_step("pytest -q"),
+               "FAILED tests/test_api.py::test_get - requests.exceptions.ConnectionError: refused",
+               "##[error]Process completed with exit code 1.")
+    found = _both(log)
+    assert found.category == "port_in_use"
+
+
+def test_without_steps_nothing_is_set_aside():
+    found = classify(list(parse_log("\n".join(GO_PASS + ["src/app/bad.py:1:8: F401 [*] `os` imported but unused"]))),
+                     RULES)
+    assert found.category == "test_failure"
+
+
+@pytest.mark.parametrize("always_step, noise", [
+    ("docker rm -f svc-db-1 || true", "Error response from daemon: No such container: svc-db-1"),
+    ("docker compose logs --no-color db",
+     "db-1  | 2026-12-05 10:04:58.913 UTC [1] LOG:  could not receive data from client: Connection reset by peer"),
+])
+def test_a_step_run_after_the_failed_one_is_not_its_cause(always_step, noise):
+    # `if: always()` steps after the failing test step (s7a false-positive sweep)
+    log = _gha(*_step("pytest -q"), "FAILED tests/test_core.py::test_mode_specific - AssertionError: sum is off",
+               "##[error]Process completed with exit code 1.", *_step(always_step), noise)
+    found = _both(log)
+    assert (found.category, found.root_cause.line) == ("test_failure", 5)
+
+
+def test_an_unexplained_failure_is_not_taken_from_a_step_run_after_it():
+    log = _gha(*_step("./scripts/check-version.sh"), "Error: version mismatch between pyproject.toml and tag",
+               "##[error]Process completed with exit code 1.", *_step("docker rm -f svc-db-1 || true"),
+               "Error response from daemon: No such container: svc-db-1")
+    found = _both(log)
+    assert (found.category, found.root_cause.line) == ("unknown", 5)
+
+
+def test_a_passed_steps_line_is_not_preferred_for_its_resemblance():
+    # pip's post-install conflict report (real, pip 24 exit 0) in an install step that passed; a later step fails
+    log = _gha(*_step("pip install -r requirements-dev.txt"),
+               "ERROR: pip's dependency resolver does not currently take into account all the packages that are "
+               "installed. This behaviour is the source of the following dependency conflicts.",
+               "requests 2.31.0 requires urllib3<3,>=1.21.1, but you have urllib3 1.20 which is incompatible.",
+               "Successfully installed urllib3-1.20",
+               *_step("./scripts/check-version.sh"), "pyproject version: 1.2.0",
+               "Error: version mismatch between pyproject.toml (1.2.0) and tag (v1.2.1)",
+               "##[error]Process completed with exit code 1.")
+    found = _both(log)
+    assert (found.category, found.root_cause.line) == ("unknown", 13)
