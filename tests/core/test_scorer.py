@@ -337,3 +337,13 @@ def test_passing_summaries_skip_reasons_and_glog_warnings_lose_to_the_error():
                        "Error: version mismatch between pyproject.toml (1.2.0) and tag (v1.2.1)",
                        "##[error]Process completed with exit code 1.")
     assert (result.category, result.root_cause.line) == ("unknown", 7)
+
+
+def test_git_describe_without_a_tag_is_the_cause_when_it_is_the_failing_commands_last_word():
+    # A version tool's fallback prints it in every shallow clone (above), but a release script's own
+    # `git describe --tags` exits 128 on it (sweep s7c, real git 2.39 output).
+    result = _classify("##[group]Run git describe --tags --exact-match", "git describe --tags --exact-match",
+                       "shell: /usr/bin/bash -e {0}", "##[endgroup]",
+                       "fatal: No names found, cannot describe anything.",
+                       "##[error]Process completed with exit code 128.")
+    assert (result.category, result.root_cause.line) == ("unknown", 5)

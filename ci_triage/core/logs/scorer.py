@@ -154,8 +154,9 @@ _NOISE: tuple[tuple[re.Pattern[str], float, str], ...] = (
     # connection refused`, `XFAIL f.py::t - times out`, its -v progress `SKIPPED (reason)`, libtest's `... ignored, reason`)
     (_shape(r"^(?:SKIPPED|XFAIL|XPASS) |\bSKIPPED \(|\bXFAIL \(|\.\.\. ignored\b"), -4, "a skipped test's reason"),
     # (`git describe` finding no tag, which setuptools-scm, versioneer and `git describe --always` fallbacks run in
-    # every build of a shallow clone: the version tool falls back to a dev version)
-    (_shape(r"^fatal: No (?:names|tags) found, cannot describe anything\.|^fatal: No tags can describe "), -6,
+    # every build of a shallow clone: the version tool falls back to a dev version; weighed so that it still names a
+    # failure when it is the failing command's own last word - a release script's `git describe --tags` exiting 128)
+    (_shape(r"^fatal: No (?:names|tags) found, cannot describe anything\.|^fatal: No tags can describe "), -4,
      "git describe without a tag (a version tool falls back)"),
     # (glog-style warnings, as torch's c10 prints them: `[W socket.cpp:663] ...`, `W1205 10:02:11.512000 2211 f.py:793] `)
     (_shape(r"^\[W[\d ][^\]]{0,120}\]|^W\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ \S+:\d+\] "), -3, "a warning"),
