@@ -37,6 +37,9 @@ from ci_triage.core.logs.rules import builtin_rules
     # Jenkins timestamper's time of day (a copied console), and its elapsed form with milliseconds
     ("10:00:09  FAILED tests/a.py::t - assert 2 == 0", ("FAILED tests/a.py::t - assert 2 == 0",)),
     ("00:28:47.123 FATAL: boom", ("FATAL: boom", "boom")),
+    # the tool's own indentation after the timestamper's two spaces, or after a quote's '> ' (jest's ✕ line)
+    ("10:00:10    ✕ adds 1 + 2 (3 ms)", ("✕ adds 1 + 2 (3 ms)",)),
+    (">   ✕ adds 1 + 2 (3 ms)", ("✕ adds 1 + 2 (3 ms)",)),
     # not framing: plain text, counts, pytest's E line, warnings
     ("plain", ()),
     ("12 failed, 3 passed", ()),
@@ -97,6 +100,18 @@ def test_a_long_framed_line_matches_in_its_first_window() -> None:
     assert classify(list(parse_log(log)), rules).category == "import_error"
 
 
+@pytest.mark.parametrize("prefix", ["", "10:00:10  ", "> ", "    "])
+def test_an_indented_test_line_keeps_its_rank_behind_a_prefix(prefix: str) -> None:
+    # jest names the failing test on an indented `✕` line under the file's verdict; behind a copied Jenkins console's
+    # time of day or a quote, the verdict (`FAIL ./sum.test.js`) must not win for want of the indented line.
+    rules = builtin_rules()
+    body = ["FAIL ./sum.test.js", "  ✕ adds 1 + 2 to equal 3 (3 ms)", "  ✓ adds zero", "",
+            "Tests:       1 failed, 1 passed, 2 total"]
+    log = "".join(prefix + line + "\n" for line in body)
+    fast = classify(relevant_lines(log, rules), rules)
+    assert (fast.category, fast.root_cause.line if fast.root_cause else None) == ("test_failure", 2)
+
+
 def test_a_test_failure_behind_jenkins_time_prefix_outranks_the_interrupt() -> None:
     # A copied Jenkins console (timestamper's time of day before each line): the pytest failure printed before the
     # build's interrupt is the cause, not the weak "Sending interrupt signal to process" that follows it.
@@ -107,3 +122,18 @@ def test_a_test_failure_behind_jenkins_time_prefix_outranks_the_interrupt() -> N
     fast = classify(relevant_lines(log, rules), rules)
     assert (fast.category, fast.root_cause.line if fast.root_cause else None) == ("test_failure", 3)
     assert classify(list(parse_log(log)), rules).category == "test_failure"
+
+
+@pytest.mark.parametrize("exit_line", [
+    'ERROR: failed to solve: process "/bin/sh -c python validate.py" did not complete successfully: exit code: 1',
+    "##[error]Bash exited with code '1'.",
+    "[10:00:02]E:\t [Step 1/2] Process exited with code 1",
+    "nox > Command python validate.py failed with exit code 1",
+])
+def test_other_ci_systems_exit_lines_are_boilerplate_for_the_scorer(exit_line: str) -> None:
+    # A failure no rule names: the scorer looks above the CI system's exit line, which is not the cause itself.
+    rules = builtin_rules()
+    log = f"validating config.yaml\nconfig validation failed: missing key region\n{exit_line}\n"
+    fast = classify(relevant_lines(log, rules), rules)
+    assert fast.root_cause is not None and fast.root_cause.line == 2
+    assert fast.captures.get("exit_code") == "1"

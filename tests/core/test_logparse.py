@@ -47,6 +47,24 @@ def test_other_ci_systems_framing_is_cut_off_but_sets_no_timestamp():
     assert all(l.timestamp is None for l in lines)
 
 
+def test_buildkite_apc_timestamps_teamcity_prefixes_and_gitlab_stream_metadata_are_cut_off():
+    # The Buildkite agent's raw log starts each line with an APC timestamp (ESC _bk;t=ms BEL); TeamCity's downloaded
+    # build log with `[time]flag:\t [Step n/m] `; GitLab Runner's FF_TIMESTAMPS log with a timestamp, then the
+    # stream's metadata (stream id, O/E, a `+` for a continued line), which only follows a timestamp.
+    raw = ("\x1b_bk;t=1733480000123\x07FAILED tests/a.py::t - assert 1 == 2\n"
+           "[10:00:01]W:\t [Step 1/2] error[E0308]: mismatched types\n"
+           "[10:00:02]E:\t [Step 1/2] Process exited with code 1\n"
+           "2024-12-06T10:00:00.123456Z 00O FAILED tests/b.py::t\n"
+           "2024-12-06T10:00:00.123457Z 01E+--- FAIL: TestX (0.00s)\n"
+           "00O not after a timestamp\n"
+           "[10:00:03] plain bracketed time\n")
+    lines = list(parse_log(raw))
+    assert [l.text for l in lines] == ["FAILED tests/a.py::t - assert 1 == 2", "error[E0308]: mismatched types",
+                                       "Process exited with code 1", "FAILED tests/b.py::t", "--- FAIL: TestX (0.00s)",
+                                       "00O not after a timestamp", "[10:00:03] plain bracketed time"]
+    assert lines[3].timestamp == "2024-12-06T10:00:00.123456Z"
+
+
 def test_lines_are_mapped_to_steps_by_the_jobs_api_timings():
     steps = [_step(1, "Set up job", "00:00:00", "00:00:02"), _step(2, "Run tests", "00:00:03", "00:01:00"),
              _step(3, "Complete job", "00:01:01", "00:01:01")]

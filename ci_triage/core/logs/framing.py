@@ -45,7 +45,8 @@ _FRAME = re.compile(
     r"|\[?" + _DATE_TIME + r"\]?,? "  # a logger's timestamp, bracketed or not
     r"|\[" + _TIME + r"\] "
     # Jenkins timestamper's time of day before a console line, as a copied console shows it ('10:00:09  FAILED ...')
-    r"|" + _TIME + r" {1,2}(?=\S)"
+    # (the timestamper writes two spaces; the tool's own indentation after them is the next peel's)
+    r"|" + _TIME + r"(?: (?=\S)|  (?=\s*\S))"
     # BuildKit plain progress: its format is '#%d %s %s' (step, seconds since the step started as %.3f/
     # %.2f/%.1f by magnitude, or '%#.4g' cut to five characters before 2020, then the tool's line as
     # printed, whose own indentation the next peel takes); pasted logs show the gap widened ('#98  55.71 ')
@@ -57,7 +58,9 @@ _FRAME = re.compile(
     # a Jenkins parallel branch, a job or container tag (not a level: warnings stay framed)
     r"|\[(?!(?:WARN(?:ING)?|INFO|DEBUG|NOTICE|TRACE|warn(?:ing)?|info|debug)\])[A-Za-z][\w.-]{0,39}\] (?=\S)"
     r"|\d{1,6}(?:\t| ?\| )(?=\S)"  # pasted line numbers
-    r"|> (?=\S)"
+    # a quote ('> '), of an indented line too ('>   ✕ test'); pytest's '>' before the failing source line is
+    # peeled the same way, and leaves code, which a message's pattern refuses as it does any code
+    r"|> (?=\s*\S)"
 )
 # The characters a framing can start with (and compose's ' | '): a line with neither (most lines) costs
 # two look-ups.

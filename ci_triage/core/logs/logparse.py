@@ -41,17 +41,26 @@ _STAMP_PREFIX = re.compile(rb"(" + _STAMP_BYTES + rb") ?")
 _STAMPED_LINE = re.compile(rb"(?m)^" + _STAMP_BYTES)
 # Other CI systems' framing at a line's start, cut off like the runner's timestamp (never a timestamp of
 # the log: only the runner's stamps map lines to steps): Buildkite's and Jenkins timestamper's
-# `[2024-01-01T00:00:00.000Z] `, and Bamboo's build log `build\t18-Apr-2017 03:28:13\t` (its stream,
-# build, error, simple or command, then the time), so a rule anchored at a tool's own output sees it.
+# `[2024-01-01T00:00:00.000Z] `, Bamboo's build log `build\t18-Apr-2017 03:28:13\t` (its stream,
+# build, error, simple or command, then the time), and TeamCity's downloaded build log
+# `[10:00:01]W:\t [Step 1/2] ` (time, status flag: blank, i, W, E or F, a tab, the nesting's indent, the build
+# step), so a rule anchored at a tool's own output sees it.
 _CI_PREFIX = re.compile(rb"\[[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?Z\] "
-                        rb"|(?:build|error|simple|command)\t[0-9]{2}-[A-Z][a-z]{2}-[0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2}\t")
+                        rb"|(?:build|error|simple|command)\t[0-9]{2}-[A-Z][a-z]{2}-[0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2}\t"
+                        rb"|\[[0-9]{2}:[0-9]{2}:[0-9]{2}\][ iWEF]:\t[ \t]*(?:\[Step [0-9]+/[0-9]+\] )?")
+# GitLab Runner's per-line metadata after its own timestamp (FF_TIMESTAMPS, runner >= 17): two hex digits of
+# stream id, the stream (`O` stdout, `E` stderr) and a flag (`+` continues the line before, else a space), then
+# the text: `2024-12-06T10:00:00.123456Z 00O Running with gitlab-runner`. Cut only after a timestamp.
+_GITLAB_STREAM = re.compile(rb"[0-9a-f]{2}[OE][+ ] ?")
 _STAMP_AT = re.compile(_STAMP_BYTES)
 # ECMA-48 control sequences a terminal-minded tool prints: CSI (colours, cursor moves); OSC, ended by BEL or
 # ST (`ESC \\`), such as the OSC 8 hyperlinks biome, cargo and ls print around a file's name (bounded, so an OSC
-# never ended costs nothing more than a scan to the next ESC, BEL or newline); a character-set designation; and
+# never ended costs nothing more than a scan to the next ESC, BEL or newline), and the control strings ended
+# the same way (APC, DCS, PM, SOS: the Buildkite agent starts each line of a raw job log with an APC timestamp,
+# `ESC _bk;t=1733480000123 BEL`); a character-set designation; and
 # the one-byte ESC functions (keypad modes, save/restore cursor, index, reset). None of their bytes is `\n`, so
 # removing them never changes where lines start, or how many there are.
-ANSI_BYTES = re.compile(rb"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b\n]{0,4096}(?:\x07|\x1b\\)"
+ANSI_BYTES = re.compile(rb"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[\]_P^X][^\x07\x1b\n]{0,4096}(?:\x07|\x1b\\)"
                         rb"|\x1b[()*+][ -~]|\x1b[=>78DEHMc]")
 _BOM_BYTES = "\ufeff".encode()
 GROUP_RUN = "##[group]Run "
@@ -70,6 +79,9 @@ def split_line(line: bytes, errors: str = "replace") -> tuple[str | None, list[s
     if found:
         stamp = found.group(1).decode("ascii")
         line = line[found.end():]
+        stream = _GITLAB_STREAM.match(line)
+        if stream:
+            line = line[stream.end():]
     framing = _CI_PREFIX.match(line)
     if framing:
         line = line[framing.end():]
