@@ -107,6 +107,32 @@ def test_a_runtime_uncaught_error_is_named_not_its_frames_or_advice(lines, expec
     assert result.root_cause.text == expected
 
 
+# torch_npu appends its error-code header under the exception (Ascend/pytorch docs, troubleshooting cases
+# communication_operator_transfers_Non-contiguous_tensors.md and unsupported_op_called.md)
+TORCH_NPU_DIST = (
+    "Traceback (most recent call last):",
+    '  File "distributed/_mode_cases/error_discontinuous_tensor.py", line 21, in <module>', "    discontinuous_tensor()",
+    "RuntimeError: Tensors must be contiguous",
+    "[ERROR] 2024-08-18-22:15:47 (PID:23232, Device:0, RankID:0) ERR02002 DIST invalid type",
+)
+TORCH_NPU_UNKNOWN = (
+    "Traceback (most recent call last):",
+    '  File "train.py", line 4, in <module>', "    mapping = state['d2t']",
+    "KeyError: 'd2t'",
+    "[ERROR] 2024-11-28-11:37:15 (PID:6547, Device:0, RankID:-1) ERR99999 UNKNOWN applicaiton exception",
+)
+
+
+@pytest.mark.parametrize("lines, expected", [
+    (TORCH_NPU_DIST, "RuntimeError: Tensors must be contiguous"),
+    (TORCH_NPU_UNKNOWN, "KeyError: 'd2t'"),
+])
+def test_torch_npus_error_code_header_loses_to_the_exception_it_annotates(lines, expected):
+    result = classify(list(parse_log("".join(line + "\n" for line in lines))), RULES)
+    assert result.category == "unknown" and result.rule_id is None
+    assert result.root_cause.text == expected
+
+
 @pytest.mark.parametrize("lines, expected", [
     (RUST_MAIN_PANIC, "thread 'main' (7470) panicked at src/main.rs:8:55:"),
     (RUST_MAIN_PANIC_BACKTRACE, "thread 'main' (7298) panicked at src/main.rs:7:55:"),

@@ -158,6 +158,11 @@ _NOISE: tuple[tuple[re.Pattern[str], float, str], ...] = (
     # failure when it is the failing command's own last word - a release script's `git describe --tags` exiting 128)
     (_shape(r"^fatal: No (?:names|tags) found, cannot describe anything\.|^fatal: No tags can describe "), -4,
      "git describe without a tag (a version tool falls back)"),
+    # (torch_npu's error-code header, appended under the exception whose message it ends: `[ERROR] 2024-08-18-22:15:47
+    # (PID:23232, Device:0, RankID:0) ERR02002 DIST invalid type`; its `[ERROR]` would outscore the exception above it,
+    # which names the failure; the rules take the headers that name a device-side failure themselves)
+    (_shape(r"\(PID:\d+, Device:-?\d+, RankID:-?\d+\) ERR\d{5} [A-Z]+ "), -8,
+     "torch_npu's error-code header under the exception it annotates"),
     # (glog-style warnings, as torch's c10 prints them: `[W socket.cpp:663] ...`, `W1205 10:02:11.512000 2211 f.py:793] `)
     (_shape(r"^\[W[\d ][^\]]{0,120}\]|^W\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ \S+:\d+\] "), -3, "a warning"),
 )
