@@ -51,9 +51,12 @@ ACCEPTANCE = {"category": 0.95, "root_cause": 0.90}
 # 2026-12-06: seven validation sweeps of fresh logs widened the rules, pip's retry notice yields to a later code
 # failure, and the fast path gives context lines their own step; test 94.2 %/93.4 % -> 94.2 %/93.7 % (measured once,
 # after the merge), tune unchanged.
+# 2026-12-06 (second round): fifteen more sweeps (1,024 fresh logs), steps that passed or ran after the failed one no
+# longer give the cause, more CI systems' framing; test 94.2 %/93.7 % -> 94.8 %/94.2 % (measured once, after the
+# merges), tune unchanged. Category is still short of the acceptance figure (95 %).
 FLOOR = {
     "tune": {"category": 0.99, "root_cause": 0.99},
-    "test": {"category": 0.94, "root_cause": 0.93},
+    "test": {"category": 0.94, "root_cause": 0.94},
     "tune cascades": {"root_cause": 0.97},
 }
 MIN_TEST_SHARE = 0.40
