@@ -39,14 +39,14 @@ def classify(lines: Sequence[LogLine], rule_set: RuleSet) -> Classification:
     matches = find_matches(lines, rule_set)
     boilerplate = {rule.id for rule in rule_set.rules if rule.boilerplate}
     causes = [m for m in matches if m.rule_id not in boilerplate]
-    outlived = {id(notice) for notice in outlived_notices(causes)}  # the job went on to fail on its own after them
+    # Matches that are not causes, whatever their rule: each call below says why.
+    not_causes = {id(notice) for notice in outlived_notices(causes)}  # the job went on to fail on its own after them
     step_failures = [m for m in matches if m.rule_id in boilerplate]
-    outlived |= {id(notice) for notice in passed_step_notices(causes, step_failures)}  # their step succeeded
-    outlived |= {id(m) for m in passed_step_failures(lines, causes)}  # printed by a step that passed
-    outlived |= {id(m) for m in after_failed_step(lines, causes)}  # printed by a step run after the failed one
-    causes = [m for m in causes if id(m) not in outlived]
-    launcher_kills = {id(kill) for kill in own_kills(matches)}  # a launcher killing its own tree, not the OOM killer
-    causes = [m for m in causes if id(m) not in launcher_kills]
+    not_causes |= {id(notice) for notice in passed_step_notices(causes, step_failures)}  # their step succeeded
+    not_causes |= {id(m) for m in passed_step_failures(lines, causes)}  # printed by a step that passed
+    not_causes |= {id(m) for m in after_failed_step(lines, causes)}  # printed by a step run after the failed one
+    not_causes |= {id(kill) for kill in own_kills(matches)}  # a launcher killing its own tree, not the OOM killer
+    causes = [m for m in causes if id(m) not in not_causes]
     captures: dict[str, str] = {}
     for match in matches:
         if match.rule_id in boilerplate:

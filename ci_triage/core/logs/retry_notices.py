@@ -75,7 +75,4 @@ def outlived_notices(causes: Sequence[RuleMatch]) -> list[RuleMatch]:
     if not any(left == 0 for _, left in notices):
         last_code_failure = max(m.line.number for m in code_failures)
         return [match for match, _ in notices if match.line.number < last_code_failure]
-    return [match for match, _ in notices
-            if match.line.step is not None
-            and any(m.line.step is not None and m.line.step != match.line.step and m.line.number > match.line.number
-                    for m in code_failures)]
+    return [match for match, _ in notices if _went_on(match, code_failures)]
