@@ -101,3 +101,49 @@ def test_the_prefiltered_scan_classifies_as_the_needle_scan():
     assert [(m.rule_id, m.line.number, m.captures) for m in found.matches] == \
         [(m.rule_id, m.line.number, m.captures) for m in expected.matches]
     assert {m.line.number for m in found.matches} >= {3, 4, 5}
+
+
+def test_every_builtin_pattern_gate_finds_its_examples_and_their_unframed_lines():
+    """A pattern's gate (prefilter.gate_expression) is a superset: every line the pattern matches, as it is
+    or unframed (framing.py), holds a match of the gate, stamped or after a `\\r` segment too."""
+    from ci_triage.core.logs.framing import unframed
+    from ci_triage.core.logs.prefilter import gate_expression
+
+    gated = 0
+    for rule in builtin_rules().rules:
+        for pattern in rule.patterns:
+            expression = gate_expression(pattern)
+            if expression is None:
+                continue
+            gated += 1
+            gate = re.compile(expression)
+            for example in rule.examples:
+                if not any(pattern.search(text) for text in (example, *unframed(example))):
+                    continue
+                for line in (example.encode(), STAMP + example.encode(), STAMP + b"progress 10%\r" + example.encode()):
+                    assert gate.search(line), (rule.id, pattern.pattern, example)
+    assert gated > 500
+
+
+@pytest.mark.parametrize("source, gate_holds, gate_lacks", [
+    # lint-diagnostic's shape: no literal but caseless words, which harmless lines hold
+    (r"^(?P<code>[A-Z]{1,5}\d{2,4}) (?:\[\*\] )?(?P<e>.*(?i:missing|unused))", "F401 os imported but unused",
+     "WARNING [config.py:1890] error_on_missing_keys is deprecated"),
+    # a one-character repeat without bound joins two runs by one of its characters
+    (r"^\s+\d+:\d+ +[A-Z]{1,5}\d{2,4} .*(?i:unused)", "  12:4  F401 'os' imported but unused", "unused: 1:2 x"),
+    (r"(?i)^error\[E\d{4}\]: ", "ERROR[E0425]: cannot find value", "error[E042]: no"),
+])
+def test_gate_expression_shapes(source, gate_holds, gate_lacks):
+    from ci_triage.core.logs.prefilter import gate_expression
+
+    pattern = re.compile(source)
+    gate = re.compile(gate_expression(pattern))
+    assert pattern.search(gate_holds) and gate.search(gate_holds.encode())
+    assert not gate.search(gate_lacks.encode())
+
+
+def test_no_gate_where_it_would_say_no_more_than_the_literals():
+    from ci_triage.core.logs.prefilter import gate_expression
+
+    assert gate_expression(re.compile(r"Traceback \(most recent call last\):")) is None  # literals only
+    assert gate_expression(re.compile(r"^.*\d+.*$")) is None  # no bounded run of three

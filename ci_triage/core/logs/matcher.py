@@ -31,7 +31,7 @@ import re
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from ci_triage.core.logs.long_lines import WINDOW, LongLine, _window_match, _windows_with_needles  # noqa: F401 (WINDOW, _windows_with_needles: tested here)
-from ci_triage.core.logs.prefilter import prefiltered
+from ci_triage.core.logs.prefilter import gate_expression, prefiltered
 from ci_triage.core.logs.logparse import (
     GROUP_RUN,
     LogBuffer,
@@ -60,6 +60,11 @@ MARKERS: tuple[Needle, ...] = (("##[group]Run ", False), ("##[error]", False))
 # Matches kept per rule, and `##[error]` lines kept: memory stays bounded without hiding any rule.
 KEEP_PER_RULE = 1000
 KEEP_ERRORS = 1000
+# A candidate line's plan trying at most this many patterns is checked against their gates (bytes regexes,
+# prefilter.gate_expression) before it is decoded; with more, the gates would cost what matching does.
+GATED_PATTERNS = 4
+# (required literals, gates) of each pattern a plan tries: see Matcher.ruled_out.
+Check = tuple[tuple[tuple[bytes, ...], ...], tuple["re.Pattern[bytes] | None", ...]]
 _CHUNK = 4 << 20
 
 
@@ -116,7 +121,8 @@ class Matcher:
         self.required: list[list[tuple[bytes, ...]]] = [
             [tuple(text.encode("utf-8", "surrogatepass") for text in pattern_required(pattern)) for pattern in rule.patterns]
             if cover is not None else [] for rule, cover in zip(rule_set.rules, cover_of)]
-        self._checks: dict[tuple, tuple] = {}
+        self._checks: dict[tuple, Check | None] = {}
+        self._gates: dict[tuple[int, int], re.Pattern[bytes] | None] = {}
 
     def _index(self, prefilters: tuple[tuple[int, int, bytes], ...]) -> None:
         """The scan's ids: each needle (but those only prefiltered patterns have), then each prefilter;
@@ -220,19 +226,35 @@ class Matcher:
         self._plans[needles] = plan
         return plan
 
-    def ruled_out(self, plan: tuple) -> tuple[tuple[bytes, ...], ...] | None:
-        """The required literals of each pattern `plan` tries when each has some (for `lacks_all`), else None."""
+    def ruled_out(self, plan: tuple) -> Check | None:
+        """For each pattern `plan` tries, its required literals and, when the plan tries few patterns, its
+        gate (prefilter.gate_expression), for `lacks_all`; None when some pattern has neither."""
         if plan in self._checks:
             return self._checks[plan]
-        check: tuple[tuple[bytes, ...], ...] | None = ()
+        tries = sum(len(patterns) if patterns is not None else GATED_PATTERNS + 1 for _, patterns in plan)
+        required: tuple[tuple[bytes, ...], ...] = ()
+        gates: tuple[re.Pattern[bytes] | None, ...] = ()
+        check: Check | None = None
         for priority, patterns in plan:
-            needs = None if patterns is None else [self.required[priority][index] for index in patterns]
-            if needs is None or not all(needs):
-                check = None
+            if patterns is None:
                 break
-            check += tuple(needs)
+            needs = tuple(self.required[priority][index] for index in patterns)
+            guards = tuple(self.gate(priority, index) if tries <= GATED_PATTERNS else None for index in patterns)
+            if not all(need or guard for need, guard in zip(needs, guards)):
+                break
+            required, gates = required + needs, gates + guards
+        else:
+            check = (required, gates if any(gates) else ())
         self._checks[plan] = check
         return check
+
+    def gate(self, priority: int, index: int) -> re.Pattern[bytes] | None:
+        """The pattern's gate compiled on first use (most patterns never need one)."""
+        key = (priority, index)
+        if key not in self._gates:
+            expression = gate_expression(self.rule_set.rules[priority].patterns[index])
+            self._gates[key] = None if expression is None else re.compile(expression)
+        return self._gates[key]
 
     def planned_match(self, text: str, plan, keep: _Keep) -> tuple[Rule, dict[str, str]] | None:
         """`first_match` over a plan: the same answer, trying only the patterns the line's needles allow."""
@@ -318,7 +340,7 @@ class Matcher:
                     # Every pattern the plan tries lacks one of its required literals in the line's bytes
                     # (long lines skip the check): none can match a segment, and it is no marker: not decoded.
                     check = self._checks[plan] if plan in self._checks else self.ruled_out(plan)
-                    if check is not None and lacks_all(check, raw_line):
+                    if check is not None and lacks_all(check[0], raw_line, check[1]):
                         continue
                 stamp, segments = split_line(raw_line, buffer.errors)
                 if stamp is None:

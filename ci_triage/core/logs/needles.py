@@ -140,19 +140,23 @@ def pattern_required(pattern: re.Pattern[str]) -> tuple[str, ...]:
     return _analyse(pattern)[1]
 
 
-def lacks_all(required: tuple[tuple[bytes, ...], ...], line: bytes) -> bool:
+def lacks_all(required: tuple[tuple[bytes, ...], ...], line: bytes, gates: tuple = ()) -> bool:
     """Whether `line` (a physical line's bytes, ANSI removed) lacks one literal of each tuple of
-    `required` (each a pattern's required literals): then none of those patterns can match any text of
-    that line. Its timestamp is not looked in: `split_line` cuts it off the text (`:` is in every one)."""
+    `required` (each a pattern's required literals), or holds no match of that pattern's gate (a bytes
+    regex in `gates` at the same index, when given and not None): then none of those patterns can match
+    any text of that line. Its timestamp is not looked in: `split_line` cuts it off the text (`:` is in
+    every one)."""
     stamp = _STAMP_PREFIX.match(line)
     if stamp is not None:
         line = line[stamp.end():]
-    for literals in required:
+    for index, literals in enumerate(required):
         for literal in literals:
             if literal not in line:
                 break
         else:
-            return False  # this pattern may match
+            gate = gates[index] if gates else None
+            if gate is None or gate.search(line) is not None:
+                return False  # this pattern may match
     return True
 
 

@@ -42,7 +42,7 @@ from ci_triage.core.logs.scan import CASE_PARTNERS, Needle
 # lines: `error_count=0`, `# error path`, `assert torch.allclose(...)`, `error_on_missing_keys`, `RuntimeError`
 # (the throughput benchmark's noise has each; tests/core/test_needle_strength.py).
 COMMON_WORDS = frozenset({"error", "errors", "assert", "missing", "warning"})
-COMMON_TEXT = ('.py", line ',)  # a traceback frame's
+COMMON_TEXT = ('.py", line ', '", line ')  # a traceback frame's
 _ANY = rb"(?:[\x00-\x09\x0b-\x7f]|[\x80-\xff]{1,4})"  # any one character but `\n`, as UTF-8 or invalid bytes
 _HIGH = rb"[\x80-\xff]{1,4}"  # a non-ASCII character (or what errors="replace" made U+FFFD of)
 _SPACE = (9, 11, 12, 13, 28, 29, 30, 31, 32)  # str `\s` in ASCII, but `\n`
@@ -206,6 +206,64 @@ def prefilter_expression(pattern: re.Pattern[str]) -> bytes | None:
         if op in _REPEATS and (av[1] is sre.MAXREPEAT or av[1] > _CAP) and _ANY in part and led < 2:
             return None
     return b"".join(parts) or None
+
+
+_SIMPLE = (sre.LITERAL, sre.NOT_LITERAL, sre.ANY, sre.IN, sre.CATEGORY)
+
+
+def _width_bounded(op: Any, av: Any) -> bool:
+    """Whether the item matches a bounded run of characters made of single-character items."""
+    if op in _SIMPLE:
+        return True
+    return (op in _REPEATS and av[1] is not sre.MAXREPEAT and av[1] <= _CAP
+            and all(inner_op in _SIMPLE for inner_op, _ in av[2]))
+
+
+def gate_expression(pattern: re.Pattern[str]) -> bytes | None:
+    """A bytes regex of bounded width that every line `pattern` can match holds somewhere, when that says
+    more than the pattern's required literals do (a class or a bounded repeat among literals), else None.
+
+    It is the longest run of the top-level sequence whose items each match a bounded number of single
+    characters: a contiguous part of a match, so (as for the prefilter) it is in the text and the text's
+    bytes are in the line's. A one-character repeat without bound and at least once (`\\d+`) ends a run
+    and starts the next with one of its characters (the last and the first it matched). Python's `re`
+    runs it on a candidate line's bytes before the line is decoded (matcher.ruled_out); its width is
+    bounded, so it costs a line's length times that width at most, whatever the line holds.
+    lint-diagnostic's `^[A-Z]{1,5}\\d{2,4} (?:\\[\\*\\] )?.*(?i:missing|...)` has no literal but the
+    caseless words, which harmless lines hold (`error_on_missing_keys`); its gate ` [A-Z]{1,5}[0-9]{2,4} `
+    rules them out."""
+    try:
+        tree = sre_parse.parse(pattern.pattern, pattern.flags)
+        items = _spliced(tree, bool(tree.state.flags & re.IGNORECASE))
+    except Exception:  # the parser is internal: no gate
+        return None
+    runs: list[list[tuple[Any, Any, bool]]] = [[]]
+    for op, av, caseless in items:
+        if op in (sre.AT, sre.ASSERT, sre.ASSERT_NOT):
+            continue  # dropped (each only narrows), the run goes on
+        if _width_bounded(op, av):
+            runs[-1].append((op, av, caseless))
+            continue
+        one = (op in _REPEATS and av[0] >= 1 and len(av[2]) == 1 and av[2][0][0] in _SIMPLE)
+        if one:
+            runs[-1].append((av[2][0][0], av[2][0][1], caseless))
+        runs.append([(av[2][0][0], av[2][0][1], caseless)] if one else [])
+    best: bytes | None = None
+    best_size = 0
+    for run in runs:
+        while run and run[-1][0] in _REPEATS and run[-1][1][0] == 0:  # an optional tail only costs time
+            run.pop()
+        size = sum(1 for op, av, _ in run if op not in _REPEATS or av[0] >= 1)
+        if size < 3 or all(op is sre.LITERAL for op, _, _ in run) or size <= best_size:
+            continue
+        try:
+            parts = [_node(op, av, caseless) for op, av, caseless in run]
+        except ValueError:
+            continue
+        if all(part == _ANY for part in parts):
+            continue
+        best, best_size = b"".join(parts), size
+    return best
 
 
 def prefiltered(pattern: re.Pattern[str], cover: frozenset[Needle] | None) -> bytes | None:
