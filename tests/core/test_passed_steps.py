@@ -112,3 +112,66 @@ def test_a_passed_steps_line_is_not_preferred_for_its_resemblance():
                "##[error]Process completed with exit code 1.")
     found = _both(log)
     assert (found.category, found.root_cause.line) == ("unknown", 13)
+
+
+def _api_steps(*steps: tuple[str, str, int, int]):
+    """Steps as the jobs API gives them: (name, conclusion, first second, last second) of `_gha`'s clock."""
+    from datetime import datetime, timezone
+
+    from ci_triage.core.logs.values import Step
+
+    def at(second: int) -> datetime:
+        return datetime(2026, 12, 5, 10, 0, second, tzinfo=timezone.utc)
+
+    return tuple(Step(number, name, "completed", conclusion, at(first), at(last))
+                 for number, (name, conclusion, first, last) in enumerate(steps, 1))
+
+
+def _both_with(log: str, steps):
+    full = classify(list(parse_log(log, steps)), RULES, steps)
+    fast = classify(relevant_lines(log, RULES, steps), RULES, steps)
+    assert (full.category, full.root_cause.line) == (fast.category, fast.root_cause.line)
+    return full
+
+
+# A continue-on-error step that failed: the runner records its result as succeeded (actions/runner,
+# ExecutionContext.ApplyContinueOnError), which is the step's `conclusion` in the jobs API.
+CONTINUED = [*_step("go test ./..."), "--- FAIL: TestPort (0.00s)", "    main_test.go:9: got 8003, want 8080",
+             "FAIL", "##[error]Process completed with exit code 1."]  # lines 1-8
+
+
+def test_a_continue_on_error_steps_failure_yields_to_the_step_that_failed_the_job():
+    log = _gha(*CONTINUED, *_step("ruff check src"), "src/app/bad.py:1:8: F401 [*] `os` imported but unused",
+               "Found 1 error.", "##[error]Process completed with exit code 1.")
+    steps = _api_steps(("Run go test ./...", "success", 1, 8), ("Run ruff check src", "failure", 9, 15))
+    found = _both_with(log, steps)
+    assert (found.category, found.root_cause.line) == ("lint_failure", 13)
+    # the log alone cannot tell that step from the one that failed the job: its failure stays the cause
+    assert _both(log).category == "test_failure"
+
+
+def test_an_unexplained_failure_after_a_continue_on_error_step_is_found_in_the_failed_step():
+    log = _gha(*CONTINUED, *_step("./scripts/check-version.sh"),
+               "Error: version mismatch between pyproject.toml (1.2.0) and tag (v1.2.1)",
+               "##[error]Process completed with exit code 1.")
+    steps = _api_steps(("Run go test ./...", "success", 1, 8), ("Run ./scripts/check-version.sh", "failure", 9, 14))
+    found = _both_with(log, steps)
+    assert (found.category, found.root_cause.line) == ("unknown", 13)
+
+
+def test_steps_of_one_name_that_did_not_all_succeed_still_mark_a_failure():
+    from ci_triage.core.logs.passed_steps import succeeded_steps
+
+    steps = _api_steps(("Run make", "success", 1, 8), ("Run make", "failure", 9, 15), ("Set up job", "success", 0, 0),
+                       ("Post job cleanup", None, 16, 16))
+    assert succeeded_steps(steps) == frozenset({"Set up job"})
+
+
+def test_the_report_passes_the_jobs_steps_to_the_classifier():
+    from ci_triage.core.logs.budget import classify_within
+
+    log = _gha(*CONTINUED, *_step("ruff check src"), "src/app/bad.py:1:8: F401 [*] `os` imported but unused",
+               "Found 1 error.", "##[error]Process completed with exit code 1.")
+    steps = _api_steps(("Run go test ./...", "success", 1, 8), ("Run ruff check src", "failure", 9, 15))
+    found = classify_within(log.encode(), RULES, steps, seconds=None, clock=None)
+    assert found.category == "lint_failure"

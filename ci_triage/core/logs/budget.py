@@ -21,11 +21,12 @@ DEFAULT_BUDGET_S = 20.0
 
 def classify_within(raw: RawLog, rule_set: RuleSet, steps: Iterable[Step] = (), *, seconds: float | None,
                     clock: Callable[[], float] | None) -> Classification:
-    """`classify(relevant_lines(raw, rule_set, steps), rule_set)`, stopped after `seconds`."""
+    """`classify(relevant_lines(raw, rule_set, steps), rule_set, steps)`, stopped after `seconds`."""
     budget = Budget(seconds, clock) if seconds is not None and clock is not None else None
     try:
         with within(budget):
-            return classify(relevant_lines(raw, rule_set, steps), rule_set)
+            steps = tuple(steps)
+            return classify(relevant_lines(raw, rule_set, steps), rule_set, steps)
     except BudgetExceeded as exc:
         return Classification(category="unknown", retryable=False, rule_id=None, root_cause=None,
                               captures={"note": f"not classified: {exc}"}, frames=(), failed_tests=(),

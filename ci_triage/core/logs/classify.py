@@ -9,21 +9,21 @@ is named beside it as a hint (`resembles`), never as its category.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from ci_triage.core.logs.fingerprint import fingerprint
 from ci_triage.core.logs.frames import frames_in
 from ci_triage.core.logs.matcher import RelevantLines, context_before, find_matches, with_context
 from ci_triage.core.logs.launcher_kills import own_kills
-from ci_triage.core.logs.passed_steps import after_failed_step, passed_step_failures
+from ci_triage.core.logs.passed_steps import after_failed_step, passed_step_failures, succeeded_steps
 from ci_triage.core.logs.peer_lost import PEER_LOST_RULES, code_failures, own_exception
 from ci_triage.core.logs.resemblance import family_model, most_resembling
 from ci_triage.core.logs.retry_notices import outlived_notices, passed_step_notices
 from ci_triage.core.logs.rules import RuleSet
 from ci_triage.core.logs.scorer import (CONTEXT_LINES, Scored, best_of, candidates, is_boilerplate, is_other_step,
                                         is_stack_frame, is_wrapper)
-from ci_triage.core.logs.values import Classification, Frame, LogLine, RootCause, RuleMatch
+from ci_triage.core.logs.values import Classification, Frame, LogLine, RootCause, RuleMatch, Step
 
 
 
@@ -35,16 +35,19 @@ def _first_error_line(lines: Sequence[LogLine], boilerplate_matches: Sequence[Ru
     return min(candidates, key=lambda line: line.number, default=None)
 
 
-def classify(lines: Sequence[LogLine], rule_set: RuleSet) -> Classification:
+def classify(lines: Sequence[LogLine], rule_set: RuleSet, steps: Iterable[Step] = ()) -> Classification:
+    """`steps`, the jobs API's steps of the job when known: a step it says succeeded that printed a failed
+    step's `##[error]` line ran with `continue-on-error` (passed_steps.py)."""
+    succeeded = succeeded_steps(steps)
     matches = find_matches(lines, rule_set)
     boilerplate = {rule.id for rule in rule_set.rules if rule.boilerplate}
     causes = [m for m in matches if m.rule_id not in boilerplate]
     # Matches that are not causes, whatever their rule: each call below says why.
     not_causes = {id(notice) for notice in outlived_notices(causes)}  # the job went on to fail on its own after them
-    step_failures = [m for m in matches if m.rule_id in boilerplate]
+    step_failures = [m for m in matches if m.rule_id in boilerplate and m.line.step not in succeeded]
     not_causes |= {id(notice) for notice in passed_step_notices(causes, step_failures)}  # their step succeeded
-    not_causes |= {id(m) for m in passed_step_failures(lines, causes)}  # printed by a step that passed
-    not_causes |= {id(m) for m in after_failed_step(lines, causes)}  # printed by a step run after the failed one
+    not_causes |= {id(m) for m in passed_step_failures(lines, causes, succeeded)}  # printed by a step that passed
+    not_causes |= {id(m) for m in after_failed_step(lines, causes, succeeded)}  # printed by a step run after the failed one
     not_causes |= {id(kill) for kill in own_kills(matches)}  # a launcher killing its own tree, not the OOM killer
     causes = [m for m in causes if id(m) not in not_causes]
     captures: dict[str, str] = {}
@@ -63,8 +66,8 @@ def classify(lines: Sequence[LogLine], rule_set: RuleSet) -> Classification:
                 winner = min(own_code, key=lambda m: (m.priority, m.line.number))
             elif not any(m.rule_id not in PEER_LOST_RULES for m in causes):
                 quiet = boilerplate | PEER_LOST_RULES
-                if own_exception(unexplained_view(lines, matches, quiet).ranked, causes) is not None:
-                    return _unexplained(lines, matches, quiet, captures, failed_tests, rule_set)
+                if own_exception(unexplained_view(lines, matches, quiet, succeeded).ranked, causes) is not None:
+                    return _unexplained(lines, matches, quiet, captures, failed_tests, rule_set, succeeded)
         captures.update({k: v for k, v in winner.captures.items() if k != "test"})
         root = RootCause(winner.line.number, winner.line.text, winner.line.step)
         return Classification(
@@ -79,7 +82,7 @@ def classify(lines: Sequence[LogLine], rule_set: RuleSet) -> Classification:
             matches=tuple(matches),
         )
 
-    return _unexplained(lines, matches, boilerplate, captures, failed_tests, rule_set)
+    return _unexplained(lines, matches, boilerplate, captures, failed_tests, rule_set, succeeded)
 
 
 # When no rule explains a log, the exit code still says how the process ended (128 + the signal).
@@ -122,7 +125,8 @@ class Unexplained:
     end: LogLine | None  # the log's last line when it is the anchor
 
 
-def unexplained_view(lines: Sequence[LogLine], matches: Sequence[RuleMatch], boilerplate: set[str]) -> Unexplained:
+def unexplained_view(lines: Sequence[LogLine], matches: Sequence[RuleMatch], boilerplate: set[str],
+                     succeeded: frozenset[str] = frozenset()) -> Unexplained:
     """The scorer's candidates. The fast path keeps only matched lines; the scorer reads the lines before
     the anchors (the boilerplate matches: here every match is one). Bounded: the first and the last few
     anchors. A log with no anchor at all (no exit-code line, no `##[error]`) is anchored at its end."""
@@ -132,15 +136,16 @@ def unexplained_view(lines: Sequence[LogLine], matches: Sequence[RuleMatch], boi
         end = last_line(lines)
         anchors = [end] if end is not None else []
     lines = with_context(lines, anchors[:1] + anchors[-MAX_SCORED_ANCHORS:])
-    return Unexplained(lines, candidates(lines, matches, boilerplate, end), end)
+    return Unexplained(lines, candidates(lines, matches, boilerplate, end, succeeded), end)
 
 
 def _unexplained(lines: Sequence[LogLine], matches: Sequence[RuleMatch], boilerplate: set[str],
-                 captures: dict[str, str], failed_tests: tuple[str, ...], rule_set: RuleSet) -> Classification:
+                 captures: dict[str, str], failed_tests: tuple[str, ...], rule_set: RuleSet,
+                 succeeded: frozenset[str] = frozenset()) -> Classification:
     """No rule names the cause: the scorer picks the likeliest line (so distinct failures get distinct
     fingerprints); the exit code gives the category when it names a signal. Of the scorer's best lines, the
     one most like a family of rules' examples is preferred, and that family is named as a hint."""
-    view = unexplained_view(lines, matches, boilerplate)
+    view = unexplained_view(lines, matches, boilerplate, succeeded)
     lines = view.lines
     best = best_of(view.ranked)
     category, retryable = "unknown", False

@@ -31,7 +31,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ci_triage.core.logs.framing import unframed
-from ci_triage.core.logs.passed_steps import first_failed_step_exit
+from ci_triage.core.logs.passed_steps import failure_marks, first_failed_step_exit
 from ci_triage.core.logs.values import LogLine, RuleMatch
 
 CONTEXT_LINES = 400  # as matcher.CONTEXT_LINES: the lines kept before every rule match
@@ -253,7 +253,7 @@ PASSED_STEP_PENALTY = 4
 
 
 def candidates(lines: Sequence[LogLine], matches: Iterable[RuleMatch], boilerplate_ids: set[str],
-               end: LogLine | None = None) -> list[Scored]:
+               end: LogLine | None = None, succeeded: frozenset[str] = frozenset()) -> list[Scored]:
     """Every candidate line scored, best first (ties: the line nearer the failure, then the later one).
 
     `end`, the log's last line, is the anchor of a log that says nowhere that a step failed (another CI
@@ -273,10 +273,11 @@ def candidates(lines: Sequence[LogLine], matches: Iterable[RuleMatch], boilerpla
     # A GitHub Actions job stops at its first failed step, which closes with an `##[error]` line: a line of an
     # earlier step (steps known) with no `##[error]` line passed, and a line of a step run after the first failed
     # one (`if: always()`) came after the failure; neither is where the failure is (passed_steps.py).
-    errors = [line for line in lines if line.text.startswith("##[error]") and line.step is not None]
+    # (A step the jobs API says succeeded ran with `continue-on-error`: its `##[error]` lines mark no failure.)
+    errors = failure_marks(lines, succeeded)
     failed_steps = {line.step for line in errors}
     last_error = errors[-1].number if errors else 0
-    first_exit = first_failed_step_exit(lines)
+    first_exit = first_failed_step_exit(lines, succeeded)
     scored = []
     for number in sorted(wanted):
         index = _position(lines, number)
