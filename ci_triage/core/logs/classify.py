@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
+from ci_triage.core.logs.diagnostic_header import HEADER_RULES, diagnostic_header
 from ci_triage.core.logs.fingerprint import fingerprint
 from ci_triage.core.logs.frames import frames_in
 from ci_triage.core.logs.matcher import RelevantLines, context_before, find_matches, with_context
@@ -69,7 +70,11 @@ def classify(lines: Sequence[LogLine], rule_set: RuleSet, steps: Iterable[Step] 
                 if own_exception(unexplained_view(lines, matches, quiet, succeeded).ranked, causes) is not None:
                     return _unexplained(lines, matches, quiet, captures, failed_tests, rule_set, succeeded)
         captures.update({k: v for k, v in winner.captures.items() if k != "test"})
-        root = RootCause(winner.line.number, winner.line.text, winner.line.step)
+        root_line = winner.line
+        if winner.rule_id in HEADER_RULES:
+            # The rule matched a note under the finding; its header above says why (diagnostic_header.py).
+            root_line = diagnostic_header(lines, winner.line) or winner.line
+        root = RootCause(root_line.number, root_line.text, root_line.step)
         return Classification(
             category=winner.category,
             retryable=winner.retryable,
@@ -78,7 +83,7 @@ def classify(lines: Sequence[LogLine], rule_set: RuleSet, steps: Iterable[Step] 
             captures=captures,
             frames=frames_in(context_before(lines, winner.line)),
             failed_tests=failed_tests,
-            fingerprint=fingerprint(winner.category, winner.line.text),
+            fingerprint=fingerprint(winner.category, root_line.text),
             matches=tuple(matches),
         )
 

@@ -1,0 +1,45 @@
+"""A finding whose rule matches a note printed under it, and the finding's own header above that note.
+
+clippy prints each finding as rustc prints a diagnostic: the header that says what is wrong (`error: unneeded
+`return` statement`), the location (` --> src/main.rs:1:33`), the source excerpt (`1 | fn add() ...`, `  |   ^^^`)
+and then its notes (`= help: for further information visit .../index.html#needless_return`, `= note: `-D
+clippy::needless-return` implied by `-D warnings``). `clippy-lint` (60-build) matches the notes, the only lines that
+say the finding is clippy's (the header reads like any of rustc's errors, and clippy has hundreds of wordings); the
+header is the line that says why, so it is the root cause: the walk goes back from the note over the diagnostic's
+body (location, excerpt, earlier notes) to its header, and stops at any other line (a blank line ends a diagnostic).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from ci_triage.core.logs.relevant import RelevantLines
+from ci_triage.core.logs.values import LogLine
+
+HEADER_RULES = frozenset({"clippy-lint"})
+# How far above the note its header may be: a finding's excerpt spans a few lines, a multi-line span a few dozen.
+_REACH = 60
+_HEADER = re.compile(r"^(?:error|warning)(?:\[[\w:-]+\])?: \S")
+# rustc's diagnostic body: ` --> file:l:c`, ` ::: file`, `  |`, `12 | code`, `12 + code` / `12 - code` (a suggestion),
+# `  = note: ...`, `...` (elided lines)
+_BODY = re.compile(r"^\s*(?:-->|:::|\||=|\d+\s*[|+-]|\.\.\.$)")
+
+
+def diagnostic_header(lines: Sequence[LogLine], note: LogLine) -> LogLine | None:
+    """The header of the diagnostic `note` belongs to, when only the diagnostic's body lies between them."""
+    if isinstance(lines, RelevantLines):
+        above = lines.context_lines(note, _REACH)
+    else:
+        index = next((i for i in range(len(lines) - 1, -1, -1) if lines[i] is note), None)
+        if index is None:
+            index = next((i for i, other in enumerate(lines) if other == note), None)
+        if index is None:
+            return None
+        above = list(lines[max(0, index - _REACH + 1):index + 1])
+    for line in reversed(above[:-1]):
+        if _HEADER.match(line.text):
+            return line
+        if not _BODY.match(line.text):
+            return None
+    return None
