@@ -14,6 +14,20 @@ The other way round, a step run after the first failed `run:` step (its `##[erro
 N.` line) is an `if: always()` step: a cleanup (`docker rm -f db || true` printing `Error response from daemon: No
 such container`), a coverage upload hitting a rate limit, a dump of a service's log. What it prints came after
 the failure and is not its cause, whatever its category.
+
+Unless the earlier step was `continue-on-error`: the runner prints the same exit line for such a step (it marks the
+step's outcome failed and its conclusion succeeded, which the log does not show) and runs the job's next steps as if
+it had passed. A later step that failed too (an `##[error]` line of its own) of what the steps a job runs after a
+failure do not fail of (not a network fault or a container's: an upload, a cleanup; not a failure no rule explains)
+is such a next step: a test, a build, an install, a runner lost or timed out under it. That step is the one the job
+failed of, and what the failed steps before it printed (an advisory linter's findings, an optional download's DNS
+error) is not the cause (`failed_step_exit`, `continued_step_failures`).
+
+A network fault printed by a step that passed (curl's `(52) Empty reply from server` before its `--retry` worked, a
+client's handled `ConnectionResetError` logged with its traceback, an optional download's DNS error) did not stop that
+step: when the failed step reports a failure of its own that a rule explains, the earlier fault is not its cause
+(`passed_step_faults`). Without such a failure of its own (a step that only exits, or prints what no rule knows) the
+fault stays a cause: a download that an earlier step gave up on quietly (`|| true`) may be why the later step failed.
 """
 
 from __future__ import annotations
@@ -62,9 +76,67 @@ def first_failed_step_exit(lines: Iterable[LogLine]) -> LogLine | None:
     return None
 
 
-def after_failed_step(lines: Iterable[LogLine], causes: Sequence[RuleMatch]) -> list[RuleMatch]:
-    """The matches among `causes` printed by a step that ran after the first failed step."""
-    first = first_failed_step_exit(lines)
+# What the steps a job runs after a failed step (`if: always()`, `if: failure()`) fail of: an upload that cannot reach its
+# service or hits its rate limit, a `docker rm` of a container that never started. A later failed step whose failure is
+# of another kind is one the job ran as usual, after a `continue-on-error` step.
+CLEANUP_CATEGORIES = frozenset({"network", "container", "unknown"})
+
+
+def failed_step_exit(lines: Sequence[LogLine], causes: Sequence[RuleMatch]) -> LogLine | None:
+    """The first `##[error]` line of the step the job failed of: the first failed `run:` step's exit line, unless a
+    later step failed too (an `##[error]` line of its own) of a cause that is not a cleanup's (CLEANUP_CATEGORIES);
+    then the last such step's, the steps failed before it having been `continue-on-error`."""
+    errors = [line for line in _error_lines(lines) if line.step is not None]
+    first = next((line for line in errors if _STEP_EXIT.match(line.text)), None)
     if first is None:
+        return None
+    later = {line.step for line in errors if line.number > first.number and line.step != first.step}
+    went_on = [m for m in causes if m.line.step in later and m.line.number > first.number
+               and m.category not in CLEANUP_CATEGORIES]
+    if not went_on:
+        return first
+    step = max(went_on, key=lambda m: m.line.number).line.step
+    return next(line for line in errors if line.step == step)
+
+
+def continued_steps(lines: Sequence[LogLine], causes: Sequence[RuleMatch]) -> tuple[LogLine | None, frozenset[str]]:
+    """(the failed step's first `##[error]` line, the steps that failed before it and went on: `continue-on-error`)."""
+    failed = failed_step_exit(lines, causes)
+    if failed is None:
+        return None, frozenset()
+    return failed, frozenset(line.step for line in _error_lines(lines)
+                             if line.step is not None and line.step != failed.step and line.number < failed.number)
+
+
+def continued_step_failures(lines: Sequence[LogLine], causes: Sequence[RuleMatch]) -> list[RuleMatch]:
+    """The matches among `causes` printed by a `continue-on-error` step that failed before the step the job failed of,
+    whatever their category: the job went on past them."""
+    failed, continued = continued_steps(lines, causes)
+    if not continued:
         return []
-    return [m for m in causes if m.line.step is not None and m.line.step != first.step and m.line.number > first.number]
+    return [m for m in causes if m.line.step in continued and m.line.number < failed.number]
+
+
+# What a step that passed may print and still go on: a request that failed and was retried, handled, or not needed.
+PASSED_STEP_FAULTS = frozenset({"network"})
+
+
+def passed_step_faults(lines: Sequence[LogLine], causes: Sequence[RuleMatch]) -> list[RuleMatch]:
+    """The network faults among `causes` printed by a step that passed (no `##[error]` line) before the failed step,
+    when the failed step reports an explained failure of its own."""
+    if not any(m.category in PASSED_STEP_FAULTS and m.line.step is not None for m in causes):
+        return []
+    failed = failed_step_exit(lines, causes)
+    if failed is None or not any(m.line.step == failed.step for m in causes):
+        return []
+    failed_steps = {line.step for line in _error_lines(lines) if line.step is not None}
+    return [m for m in causes if m.category in PASSED_STEP_FAULTS and m.line.step is not None
+            and m.line.step not in failed_steps and m.line.number < failed.number]
+
+
+def after_failed_step(lines: Sequence[LogLine], causes: Sequence[RuleMatch]) -> list[RuleMatch]:
+    """The matches among `causes` printed by a step that ran after the failed step."""
+    failed = failed_step_exit(lines, causes)
+    if failed is None:
+        return []
+    return [m for m in causes if m.line.step is not None and m.line.step != failed.step and m.line.number > failed.number]
