@@ -186,3 +186,12 @@ def test_a_network_fault_of_a_passing_step_stays_the_cause_of_an_unexplained_fai
                "install-vendor: vendor/six.whl is missing", "##[error]Process completed with exit code 1.")
     found = _both(log)
     assert found.category == "network"
+
+
+def test_a_test_report_action_after_the_failed_test_step_leaves_it_the_cause():
+    # an `if: always()` action that reports the tests' results fails with its own annotation (no exit line)
+    log = _gha(*_step("pytest -ra tests"), "FAILED tests/test_core.py::test_total - assert 1 == 2",
+               "##[error]Process completed with exit code 1.", "##[group]Run acme/test-report-action@v1", "with:",
+               "  path: junit.xml", "##[endgroup]", "##[error]FAILED tests/test_core.py::test_total - assert 1 == 2")
+    found = _both(log)
+    assert (found.category, found.root_cause.line) == ("test_failure", 5)

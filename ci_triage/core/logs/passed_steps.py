@@ -17,9 +17,9 @@ the failure and is not its cause, whatever its category.
 
 Unless the earlier step was `continue-on-error`: the runner prints the same exit line for such a step (it marks the
 step's outcome failed and its conclusion succeeded, which the log does not show) and runs the job's next steps as if
-it had passed. A later step that failed too (an `##[error]` line of its own) of what the steps a job runs after a
-failure do not fail of (not a network fault or a container's: an upload, a cleanup; not a failure no rule explains)
-is such a next step: a test, a build, an install, a runner lost or timed out under it. That step is the one the job
+it had passed. A later `run:` step that failed too (its own exit line) of what the steps a job runs after a failure do
+not fail of (not a network fault or a container's: an upload, a cleanup; not a failure no rule explains), or a later
+step under which the runner stopped the job (lost, timed out), is such a next step: a test, a build, an install. That step is the one the job
 failed of, and what the failed steps before it printed (an advisory linter's findings, an optional download's DNS
 error) is not the cause (`failed_step_exit`, `continued_step_failures`).
 
@@ -80,19 +80,25 @@ def first_failed_step_exit(lines: Iterable[LogLine]) -> LogLine | None:
 # service or hits its rate limit, a `docker rm` of a container that never started. A later failed step whose failure is
 # of another kind is one the job ran as usual, after a `continue-on-error` step.
 CLEANUP_CATEGORIES = frozenset({"network", "container", "unknown"})
+# A later step counts as failed when it is a `run:` step that exited non-zero (an action that reports the tests' results
+# after them, `if: always()`, fails with its own `##[error]` message, which says what the failed step already did), or
+# when the runner stopped the job under it (lost, timed out).
+RUNNER_STOPS = frozenset({"runner_lost", "job_timeout"})
 
 
 def failed_step_exit(lines: Sequence[LogLine], causes: Sequence[RuleMatch]) -> LogLine | None:
     """The first `##[error]` line of the step the job failed of: the first failed `run:` step's exit line, unless a
-    later step failed too (an `##[error]` line of its own) of a cause that is not a cleanup's (CLEANUP_CATEGORIES);
-    then the last such step's, the steps failed before it having been `continue-on-error`."""
+    later `run:` step failed too (its own exit line) of a cause that is not a cleanup's (CLEANUP_CATEGORIES), or the
+    runner stopped the job under a later step; then the last such step's, the steps failed before it having been
+    `continue-on-error`."""
     errors = [line for line in _error_lines(lines) if line.step is not None]
     first = next((line for line in errors if _STEP_EXIT.match(line.text)), None)
     if first is None:
         return None
+    exited = {line.step for line in errors if line.number > first.number and _STEP_EXIT.match(line.text)}
     later = {line.step for line in errors if line.number > first.number and line.step != first.step}
     went_on = [m for m in causes if m.line.step in later and m.line.number > first.number
-               and m.category not in CLEANUP_CATEGORIES]
+               and m.category not in CLEANUP_CATEGORIES and (m.line.step in exited or m.category in RUNNER_STOPS)]
     if not went_on:
         return first
     step = max(went_on, key=lambda m: m.line.number).line.step
