@@ -146,8 +146,8 @@ def test_a_continue_on_error_steps_failure_yields_to_the_step_that_failed_the_jo
     steps = _api_steps(("Run go test ./...", "success", 1, 8), ("Run ruff check src", "failure", 9, 15))
     found = _both_with(log, steps)
     assert (found.category, found.root_cause.line) == ("lint_failure", 13)
-    # the log alone cannot tell that step from the one that failed the job: its failure stays the cause
-    assert _both(log).category == "test_failure"
+    # the log alone says it too: a later `run:` step exited of a failure of its own (failed_step_exit)
+    assert _both(log).category == "lint_failure"
 
 
 def test_an_unexplained_failure_after_a_continue_on_error_step_is_found_in_the_failed_step():
@@ -175,3 +175,86 @@ def test_the_report_passes_the_jobs_steps_to_the_classifier():
     steps = _api_steps(("Run go test ./...", "success", 1, 8), ("Run ruff check src", "failure", 9, 15))
     found = classify_within(log.encode(), RULES, steps, seconds=None, clock=None)
     assert found.category == "lint_failure"
+
+
+# ruff 0.17's findings and curl's DNS error, run here (s9d noisy whole-job sweep), printed by steps that failed under
+# `continue-on-error: true`: the runner prints the same exit line for them and goes on with the job's next steps
+ADVISORY = {
+    "lint": (["ruff check src", "F401 [*] `os` imported but unused", " --> src/acme/util.py:1:8", "Found 1 error."], 1),
+    "network": (["curl -fsSL https://downloads.example.invalid/tool.tar.gz -o /tmp/t.tgz",
+                 "curl: (6) Could not resolve host: downloads.example.invalid"], 6),
+}
+
+
+def _advisory(kind: str) -> list[str]:
+    (command, *output), code = ADVISORY[kind]
+    return [*_step(command), *output, f"##[error]Process completed with exit code {code}."]
+
+
+@pytest.mark.parametrize("kind", sorted(ADVISORY))
+def test_a_continue_on_error_steps_failure_is_not_a_later_failed_steps_cause(kind):
+    log = _gha(*_advisory(kind), *_step("pip install -e ."), "Successfully installed acme-0.1",
+               *_step("pytest -ra tests"), "FAILED tests/test_core.py::test_total - assert 0.30000000000000004 == 0.3",
+               "1 failed, 11 passed in 0.17s", "##[error]Process completed with exit code 1.")
+    found = _both(log)
+    failed = next(i for i, line in enumerate(log.splitlines(), 1) if "FAILED tests/" in line)
+    assert (found.category, found.root_cause.line) == ("test_failure", failed)
+
+
+def test_a_runner_lost_under_a_step_after_a_continue_on_error_step_is_the_cause():
+    # message strings of actions/runner (src/Runner.Worker/JobRunner.cs)
+    log = _gha(*_advisory("lint"), *_step("pytest -v tests/e2e"), "tests/e2e/test_api.py::test_get PASSED",
+               "##[error]The runner has received a shutdown signal. This can happen when the runner service is stopped, "
+               "or a manually started runner is canceled.", "##[error]The operation was canceled.")
+    found = _both(log)
+    assert (found.category, found.root_cause.line) == ("runner_lost", len(log.splitlines()) - 1)
+
+
+def test_a_later_steps_upload_failure_leaves_the_failed_step_as_the_cause():
+    # an `if: always()` upload after the failing test step failed of the network: a cleanup's failure, not the job's
+    log = _gha(*_step("pytest -ra tests"), "FAILED tests/test_core.py::test_total - assert 1 == 2",
+               "##[error]Process completed with exit code 1.", *_advisory("network"))
+    found = _both(log)
+    assert (found.category, found.root_cause.line) == ("test_failure", 5)
+
+
+# curl 7.88's errors before its `--retry` worked (run here, s9d sweep), and a handled error logged with its traceback
+RETRIED = {
+    "curl": ["curl -fsSL --retry 3 --retry-all-errors -o vendor/six.whl https://artifacts.example.com/six.whl",
+             "curl: (52) Empty reply from server", "curl: (52) Empty reply from server"],
+    "handled": ["python scripts/fetch_fixtures.py",
+                "2026-12-06 10:03:12,418 ERROR acme.sync: fetch of fixtures.tar.gz failed, retrying (1/3)",
+                "Traceback (most recent call last):", '  File "scripts/fetch_fixtures.py", line 6, in <module>',
+                '    raise ConnectionResetError(104, "Connection reset by peer")',
+                "ConnectionResetError: [Errno 104] Connection reset by peer",
+                "2026-12-06 10:03:12,418 INFO acme.sync: fetch of fixtures.tar.gz succeeded on retry 2"],
+}
+
+
+@pytest.mark.parametrize("kind", sorted(RETRIED))
+def test_a_network_fault_a_passing_step_went_on_past_is_not_a_later_failures_cause(kind):
+    command, *output = RETRIED[kind]
+    log = _gha(*_step(command), *output, *_step("python -c 'from acme import parse_config'"),
+               "Traceback (most recent call last):", '  File "<string>", line 1, in <module>',
+               "ImportError: cannot import name 'parse_config' from 'acme' (/home/runner/work/acme/acme/src/acme/__init__.py)",
+               "##[error]Process completed with exit code 1.")
+    found = _both(log)
+    assert (found.category, found.root_cause.line) == ("import_error", len(log.splitlines()) - 1)
+
+
+def test_a_network_fault_of_a_passing_step_stays_the_cause_of_an_unexplained_failure():
+    # the download was given up on quietly (`|| true`): the later step fails for the missing file, in words no rule knows
+    command, *output = RETRIED["curl"]
+    log = _gha(*_step(command + " || true"), *output, *_step("./scripts/install-vendor.sh"),
+               "install-vendor: vendor/six.whl is missing", "##[error]Process completed with exit code 1.")
+    found = _both(log)
+    assert found.category == "network"
+
+
+def test_a_test_report_action_after_the_failed_test_step_leaves_it_the_cause():
+    # an `if: always()` action that reports the tests' results fails with its own annotation (no exit line)
+    log = _gha(*_step("pytest -ra tests"), "FAILED tests/test_core.py::test_total - assert 1 == 2",
+               "##[error]Process completed with exit code 1.", "##[group]Run acme/test-report-action@v1", "with:",
+               "  path: junit.xml", "##[endgroup]", "##[error]FAILED tests/test_core.py::test_total - assert 1 == 2")
+    found = _both(log)
+    assert (found.category, found.root_cause.line) == ("test_failure", 5)

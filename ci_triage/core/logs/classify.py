@@ -17,7 +17,8 @@ from ci_triage.core.logs.fingerprint import fingerprint
 from ci_triage.core.logs.frames import frames_in
 from ci_triage.core.logs.matcher import RelevantLines, context_before, find_matches, with_context
 from ci_triage.core.logs.launcher_kills import own_kills
-from ci_triage.core.logs.passed_steps import after_failed_step, passed_step_failures, succeeded_steps
+from ci_triage.core.logs.passed_steps import (after_failed_step, continued_step_failures, passed_step_failures,
+                                                passed_step_faults, succeeded_steps)
 from ci_triage.core.logs.peer_lost import PEER_LOST_RULES, code_failures, own_exception
 from ci_triage.core.logs.resemblance import family_model, most_resembling
 from ci_triage.core.logs.retry_notices import outlived_notices, passed_step_notices
@@ -49,6 +50,8 @@ def classify(lines: Sequence[LogLine], rule_set: RuleSet, steps: Iterable[Step] 
     not_causes |= {id(notice) for notice in passed_step_notices(causes, step_failures)}  # their step succeeded
     not_causes |= {id(m) for m in passed_step_failures(lines, causes, succeeded)}  # printed by a step that passed
     not_causes |= {id(m) for m in after_failed_step(lines, causes, succeeded)}  # printed by a step run after the failed one
+    not_causes |= {id(m) for m in continued_step_failures(lines, causes, succeeded)}  # a continue-on-error step's, the job went on
+    not_causes |= {id(m) for m in passed_step_faults(lines, causes, succeeded)}  # a network fault its step went on past
     not_causes |= {id(kill) for kill in own_kills(matches)}  # a launcher killing its own tree, not the OOM killer
     causes = [m for m in causes if id(m) not in not_causes]
     captures: dict[str, str] = {}

@@ -16,11 +16,22 @@ such container`), a coverage upload hitting a rate limit, a dump of a service's 
 the failure and is not its cause, whatever its category.
 
 A step with `continue-on-error: true` that fails prints the same exit line, and the job goes on. The runner
-then records the step's result as succeeded (actions/runner, `ExecutionContext.ApplyContinueOnError`: the
-outcome is failure, the result, which the jobs API reports as the step's `conclusion`, success), so when the
-jobs API's steps are known, the `##[error]` lines of a step it says succeeded do not mark a failed step: what
-that step printed is set aside like any passed step's, and the steps after it are not "after the failure".
-Without the API's steps (a saved log), the log alone cannot tell such a step from the one that failed the job.
+records the step's result as succeeded (actions/runner, `ExecutionContext.ApplyContinueOnError`: the outcome is
+failure, the result, which the jobs API reports as the step's `conclusion`, success). So when the jobs API's steps
+are known (the report has them), the `##[error]` lines of a step it says succeeded mark no failed step
+(`failure_marks`): what that step printed is set aside like any passed step's, and the steps after it are not
+"after the failure". Without them (a saved log), the log is read for it: a later `run:` step that failed too (its
+own exit line) of what the steps a job runs after a failure do not fail of (not a network fault or a container's:
+an upload, a cleanup; not a failure no rule explains), or a later step under which the runner stopped the job (lost,
+timed out), is a step the job ran as usual (a test, a build, an install) after `continue-on-error` ones. That step
+is the one the job failed of, and what the failed steps before it printed (an advisory linter's findings, an
+optional download's DNS error) is not the cause (`failed_step_exit`, `continued_step_failures`).
+
+A network fault printed by a step that passed (curl's `(52) Empty reply from server` before its `--retry` worked, a
+client's handled `ConnectionResetError` logged with its traceback, an optional download's DNS error) did not stop that
+step: when the failed step reports a failure of its own that a rule explains, the earlier fault is not its cause
+(`passed_step_faults`). Without such a failure of its own (a step that only exits, or prints what no rule knows) the
+fault stays a cause: a download that an earlier step gave up on quietly (`|| true`) may be why the later step failed.
 """
 
 from __future__ import annotations
@@ -77,18 +88,79 @@ def passed_step_failures(lines: Iterable[LogLine], causes: Sequence[RuleMatch],
             and any(e.number > m.line.number for e in errors)]
 
 
-def first_failed_step_exit(lines: Iterable[LogLine], succeeded: frozenset[str] = frozenset()) -> LogLine | None:
-    """The exit line of the first failed `run:` step, when the log's lines are mapped to steps."""
-    for line in _error_lines(lines, succeeded):
-        if line.step is not None and _STEP_EXIT.match(line.text):
-            return line
-    return None
+# What the steps a job runs after a failed step (`if: always()`, `if: failure()`) fail of: an upload that cannot reach its
+# service or hits its rate limit, a `docker rm` of a container that never started. A later failed step whose failure is
+# of another kind is one the job ran as usual, after a `continue-on-error` step.
+CLEANUP_CATEGORIES = frozenset({"network", "container", "unknown"})
+# A later step counts as failed when it is a `run:` step that exited non-zero (an action that reports the tests' results
+# after them, `if: always()`, fails with its own `##[error]` message, which says what the failed step already did), or
+# when the runner stopped the job under it (lost, timed out).
+RUNNER_STOPS = frozenset({"runner_lost", "job_timeout"})
 
 
-def after_failed_step(lines: Iterable[LogLine], causes: Sequence[RuleMatch],
-                      succeeded: frozenset[str] = frozenset()) -> list[RuleMatch]:
-    """The matches among `causes` printed by a step that ran after the first failed step."""
-    first = first_failed_step_exit(lines, succeeded)
+def failed_step_exit(lines: Sequence[LogLine], causes: Sequence[RuleMatch],
+                     succeeded: frozenset[str] = frozenset()) -> LogLine | None:
+    """The first `##[error]` line of the step the job failed of: the first failed `run:` step's exit line, unless a
+    later `run:` step failed too (its own exit line) of a cause that is not a cleanup's (CLEANUP_CATEGORIES), or the
+    runner stopped the job under a later step; then the last such step's, the steps failed before it having been
+    `continue-on-error`."""
+    errors = failure_marks(lines, succeeded)
+    first = next((line for line in errors if _STEP_EXIT.match(line.text)), None)
     if first is None:
+        return None
+    exited = {line.step for line in errors if line.number > first.number and _STEP_EXIT.match(line.text)}
+    later = {line.step for line in errors if line.number > first.number and line.step != first.step}
+    went_on = [m for m in causes if m.line.step in later and m.line.number > first.number
+               and m.category not in CLEANUP_CATEGORIES and (m.line.step in exited or m.category in RUNNER_STOPS)]
+    if not went_on:
+        return first
+    step = max(went_on, key=lambda m: m.line.number).line.step
+    return next(line for line in errors if line.step == step)
+
+
+def continued_steps(lines: Sequence[LogLine], causes: Sequence[RuleMatch],
+                    succeeded: frozenset[str] = frozenset()) -> tuple[LogLine | None, frozenset[str]]:
+    """(the failed step's first `##[error]` line, the steps that failed before it and went on: `continue-on-error`;
+    those the jobs API says succeeded are not among them, their `##[error]` lines being set aside already)."""
+    failed = failed_step_exit(lines, causes, succeeded)
+    if failed is None:
+        return None, frozenset()
+    return failed, frozenset(line.step for line in failure_marks(lines, succeeded)
+                             if line.step != failed.step and line.number < failed.number)
+
+
+def continued_step_failures(lines: Sequence[LogLine], causes: Sequence[RuleMatch],
+                            succeeded: frozenset[str] = frozenset()) -> list[RuleMatch]:
+    """The matches among `causes` printed by a `continue-on-error` step that failed before the step the job failed of,
+    whatever their category: the job went on past them."""
+    failed, continued = continued_steps(lines, causes, succeeded)
+    if not continued:
         return []
-    return [m for m in causes if m.line.step is not None and m.line.step != first.step and m.line.number > first.number]
+    return [m for m in causes if m.line.step in continued and m.line.number < failed.number]
+
+
+# What a step that passed may print and still go on: a request that failed and was retried, handled, or not needed.
+PASSED_STEP_FAULTS = frozenset({"network"})
+
+
+def passed_step_faults(lines: Sequence[LogLine], causes: Sequence[RuleMatch],
+                       succeeded: frozenset[str] = frozenset()) -> list[RuleMatch]:
+    """The network faults among `causes` printed by a step that passed (no `##[error]` line, or one the jobs API says
+    succeeded) before the failed step, when the failed step reports an explained failure of its own."""
+    if not any(m.category in PASSED_STEP_FAULTS and m.line.step is not None for m in causes):
+        return []
+    failed = failed_step_exit(lines, causes, succeeded)
+    if failed is None or not any(m.line.step == failed.step for m in causes):
+        return []
+    failed_steps = {line.step for line in failure_marks(lines, succeeded)}
+    return [m for m in causes if m.category in PASSED_STEP_FAULTS and m.line.step is not None
+            and m.line.step not in failed_steps and m.line.number < failed.number]
+
+
+def after_failed_step(lines: Sequence[LogLine], causes: Sequence[RuleMatch],
+                      succeeded: frozenset[str] = frozenset()) -> list[RuleMatch]:
+    """The matches among `causes` printed by a step that ran after the failed step."""
+    failed = failed_step_exit(lines, causes, succeeded)
+    if failed is None:
+        return []
+    return [m for m in causes if m.line.step is not None and m.line.step != failed.step and m.line.number > failed.number]

@@ -31,7 +31,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ci_triage.core.logs.framing import unframed
-from ci_triage.core.logs.passed_steps import failure_marks, first_failed_step_exit
+from ci_triage.core.logs.passed_steps import continued_steps, failure_marks
 from ci_triage.core.logs.values import LogLine, RuleMatch
 
 CONTEXT_LINES = 400  # as matcher.CONTEXT_LINES: the lines kept before every rule match
@@ -273,11 +273,12 @@ def candidates(lines: Sequence[LogLine], matches: Iterable[RuleMatch], boilerpla
     # A GitHub Actions job stops at its first failed step, which closes with an `##[error]` line: a line of an
     # earlier step (steps known) with no `##[error]` line passed, and a line of a step run after the first failed
     # one (`if: always()`) came after the failure; neither is where the failure is (passed_steps.py).
-    # (A step the jobs API says succeeded ran with `continue-on-error`: its `##[error]` lines mark no failure.)
+    # (A step the jobs API says succeeded ran with `continue-on-error`: its `##[error]` lines mark no failure; without
+    # the API's steps, a step that failed and went on before the step the job failed of is found from the log.)
     errors = failure_marks(lines, succeeded)
-    failed_steps = {line.step for line in errors}
+    first_exit, continued = continued_steps(lines, [m for m in matches if m.rule_id not in boilerplate_ids], succeeded)
+    failed_steps = {line.step for line in errors} - continued
     last_error = errors[-1].number if errors else 0
-    first_exit = first_failed_step_exit(lines, succeeded)
     scored = []
     for number in sorted(wanted):
         index = _position(lines, number)
@@ -288,8 +289,9 @@ def candidates(lines: Sequence[LogLine], matches: Iterable[RuleMatch], boilerpla
         found = score_line(lines, index, distance, number in boilerplate_lines)
         step = lines[index].step
         if step is not None and failed_steps and step not in failed_steps and number < last_error:
+            how = "failed and went on (continue-on-error)" if step in continued else "passed"
             found = Scored(found.line, found.score - PASSED_STEP_PENALTY,
-                           found.reasons + (f"{OTHER_STEP} passed (-{PASSED_STEP_PENALTY})",))
+                           found.reasons + (f"{OTHER_STEP} {how} (-{PASSED_STEP_PENALTY})",))
         elif step is not None and first_exit is not None and step != first_exit.step and number > first_exit.number:
             found = Scored(found.line, found.score - PASSED_STEP_PENALTY,
                            found.reasons + (f"{OTHER_STEP} ran after the failed one (-{PASSED_STEP_PENALTY})",))
