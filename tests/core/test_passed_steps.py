@@ -258,3 +258,14 @@ def test_a_test_report_action_after_the_failed_test_step_leaves_it_the_cause():
                "  path: junit.xml", "##[endgroup]", "##[error]FAILED tests/test_core.py::test_total - assert 1 == 2")
     found = _both(log)
     assert (found.category, found.root_cause.line) == ("test_failure", 5)
+
+
+def test_a_network_fault_in_a_passed_step_stays_the_cause_of_what_a_missing_download_leads_to():
+    # apt-get 2.6 run here (sweep s9e): the update step warns and passes, the install step cannot find the packages
+    log = _gha(*_step("sudo apt-get update"), "Err:1 http://deb.acme.invalid/debian bookworm InRelease",
+               "  Could not resolve 'deb.acme.invalid'",
+               "W: Some index files failed to download. They have been ignored, or old ones used instead.",
+               *_step("sudo apt-get install -y libgdal-dev"), "Reading package lists...",
+               "E: Unable to locate package libgdal-dev", "##[error]Process completed with exit code 100.")
+    found = _both(log)
+    assert (found.category, found.root_cause.line) == ("network", 6)

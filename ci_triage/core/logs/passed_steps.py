@@ -31,7 +31,8 @@ A network fault printed by a step that passed (curl's `(52) Empty reply from ser
 client's handled `ConnectionResetError` logged with its traceback, an optional download's DNS error) did not stop that
 step: when the failed step reports a failure of its own that a rule explains, the earlier fault is not its cause
 (`passed_step_faults`). Without such a failure of its own (a step that only exits, or prints what no rule knows) the
-fault stays a cause: a download that an earlier step gave up on quietly (`|| true`) may be why the later step failed.
+fault stays a cause: a download that an earlier step gave up on quietly (`|| true`) may be why the later step failed;
+so it does beside a later dependency failure, what an unreachable index leads to (`FAULT_CONSEQUENCES`).
 """
 
 from __future__ import annotations
@@ -141,6 +142,10 @@ def continued_step_failures(lines: Sequence[LogLine], causes: Sequence[RuleMatch
 
 # What a step that passed may print and still go on: a request that failed and was retried, handled, or not needed.
 PASSED_STEP_FAULTS = frozenset({"network"})
+# What a later step fails of when an earlier one could not reach a package index and went on (`apt-get update`
+# warning that an index failed to download, then `Unable to locate package`): beside it the earlier network fault
+# stays the cause, as a resolver's failure beside an unreachable index is the network's (categories.py).
+FAULT_CONSEQUENCES = frozenset({"dependency"})
 
 
 def passed_step_faults(lines: Sequence[LogLine], causes: Sequence[RuleMatch],
@@ -150,7 +155,7 @@ def passed_step_faults(lines: Sequence[LogLine], causes: Sequence[RuleMatch],
     if not any(m.category in PASSED_STEP_FAULTS and m.line.step is not None for m in causes):
         return []
     failed = failed_step_exit(lines, causes, succeeded)
-    if failed is None or not any(m.line.step == failed.step for m in causes):
+    if failed is None or not any(m.line.step == failed.step and m.category not in FAULT_CONSEQUENCES for m in causes):
         return []
     failed_steps = {line.step for line in failure_marks(lines, succeeded)}
     return [m for m in causes if m.category in PASSED_STEP_FAULTS and m.line.step is not None
