@@ -21,8 +21,9 @@ from ci_triage.core.logs.peer_lost import PEER_LOST_RULES, code_failures, own_ex
 from ci_triage.core.logs.resemblance import family_model, most_resembling
 from ci_triage.core.logs.retry_notices import outlived_notices, passed_step_notices
 from ci_triage.core.logs.rules import RuleSet
+from ci_triage.core.logs.shutdown_aborts import shutdown_aborts
 from ci_triage.core.logs.scorer import (CONTEXT_LINES, Scored, best_of, candidates, is_boilerplate, is_other_step,
-                                        is_stack_frame, is_wrapper)
+                                        first_printing, is_stack_frame, is_wrapper)
 from ci_triage.core.logs.values import Classification, Frame, LogLine, RootCause, RuleMatch
 
 
@@ -46,6 +47,7 @@ def classify(lines: Sequence[LogLine], rule_set: RuleSet) -> Classification:
     not_causes |= {id(m) for m in passed_step_failures(lines, causes)}  # printed by a step that passed
     not_causes |= {id(m) for m in after_failed_step(lines, causes)}  # printed by a step run after the failed one
     not_causes |= {id(kill) for kill in own_kills(matches)}  # a launcher killing its own tree, not the OOM killer
+    not_causes |= {id(m) for m in shutdown_aborts(lines, matches)}  # an idle thread's abort as Python exits on an error
     causes = [m for m in causes if id(m) not in not_causes]
     captures: dict[str, str] = {}
     for match in matches:
@@ -167,6 +169,7 @@ def _unexplained(lines: Sequence[LogLine], matches: Sequence[RuleMatch], boilerp
                             category if meaning else None)
     if found is not None:
         best, resemblance = found
+    best = first_printing(best, view.ranked)  # a re-raised or repeated exception: the line that said it first
     error_line = best.line if best else _first_error_line(lines, [m for m in matches if m.rule_id in boilerplate])
     root = RootCause(error_line.number, error_line.text, error_line.step) if error_line else None
     frames: tuple[Frame, ...] = ()
