@@ -149,3 +149,34 @@ def test_a_broken_pool_whose_worker_said_nothing_stays_a_crash():
         "future was running or pending.",
     )
     assert (found.category, found.root_cause.line) == ("crash", 6)
+
+
+def test_pytests_collection_error_is_the_cause_when_the_abort_follows_pytests_summary():
+    found = _classify(
+        "______________________ ERROR collecting tests/test_ops.py ______________________",
+        "ImportError while importing test module '/home/runner/work/vision-ops/vision-ops/tests/test_ops.py'.",
+        "Hint: make sure your test modules/packages have valid Python names.",
+        "tests/test_ops.py:1: in <module>",
+        "    from detectron2.layers import nms",
+        "E   ModuleNotFoundError: No module named 'detectron2'",
+        "=========================== short test summary info ============================",
+        "ERROR tests/test_ops.py",
+        "!!!!!!!!!!!!!!!!!!!! Interrupted: 1 error during collection !!!!!!!!!!!!!!!!!!!!",
+        "1 error in 0.13s",
+        TERMINATE,
+        "Aborted (core dumped)",
+    )
+    assert (found.category, found.root_cause.line) == ("import_error", 2)
+
+
+def test_a_programs_own_error_before_the_abort_is_named_and_the_exit_code_134_is_the_aborts():
+    found = _classify(
+        "##[group]Run python train.py", "##[endgroup]",
+        "Traceback (most recent call last):",
+        '  File "/home/runner/work/trainer/trainer/train.py", line 4, in <module>',
+        "    raise ValueError(f\"unknown scheduler {cfg.get('scheduler')!r}; expected one of cosine, linear\")",
+        "ValueError: unknown scheduler None; expected one of cosine, linear",
+        TERMINATE,
+        "/home/runner/work/_temp/6f1c2a9e.sh: line 1:  2837 Aborted                 (core dumped) python train.py",
+        "##[error]Process completed with exit code 134.")
+    assert (found.category, found.root_cause.line, found.retryable) == ("unknown", 6, False)

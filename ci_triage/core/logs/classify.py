@@ -47,8 +47,9 @@ def classify(lines: Sequence[LogLine], rule_set: RuleSet) -> Classification:
     not_causes |= {id(m) for m in passed_step_failures(lines, causes)}  # printed by a step that passed
     not_causes |= {id(m) for m in after_failed_step(lines, causes)}  # printed by a step run after the failed one
     not_causes |= {id(kill) for kill in own_kills(matches)}  # a launcher killing its own tree, not the OOM killer
-    not_causes |= {id(m) for m in shutdown_aborts(lines, matches)}  # an idle thread's abort as Python exits on an error
     causes = [m for m in causes if id(m) not in not_causes]
+    aborts = shutdown_aborts(lines, causes)  # an idle thread's abort as Python exits on an error: never the cause
+    causes = [m for m in causes if all(m is not abort for abort in aborts)]
     captures: dict[str, str] = {}
     for match in matches:
         if match.rule_id in boilerplate:
@@ -81,6 +82,10 @@ def classify(lines: Sequence[LogLine], rule_set: RuleSet) -> Classification:
             matches=tuple(matches),
         )
 
+    if aborts:
+        # The exit code (134) is that abort's: the process's own error, which the scorer finds, is the cause.
+        quiet = boilerplate | {m.rule_id for m in aborts}
+        return _unexplained(lines, matches, quiet, captures, failed_tests, rule_set, signal_known=False)
     return _unexplained(lines, matches, boilerplate, captures, failed_tests, rule_set)
 
 
@@ -138,7 +143,8 @@ def unexplained_view(lines: Sequence[LogLine], matches: Sequence[RuleMatch], boi
 
 
 def _unexplained(lines: Sequence[LogLine], matches: Sequence[RuleMatch], boilerplate: set[str],
-                 captures: dict[str, str], failed_tests: tuple[str, ...], rule_set: RuleSet) -> Classification:
+                 captures: dict[str, str], failed_tests: tuple[str, ...], rule_set: RuleSet,
+                 signal_known: bool = True) -> Classification:
     """No rule names the cause: the scorer picks the likeliest line (so distinct failures get distinct
     fingerprints); the exit code gives the category when it names a signal. Of the scorer's best lines, the
     one most like a family of rules' examples is preferred, and that family is named as a hint."""
@@ -146,7 +152,7 @@ def _unexplained(lines: Sequence[LogLine], matches: Sequence[RuleMatch], boilerp
     lines = view.lines
     best = best_of(view.ranked)
     category, retryable = "unknown", False
-    meaning = EXIT_MEANINGS.get(captures.get("exit_code", ""))
+    meaning = EXIT_MEANINGS.get(captures.get("exit_code", "")) if signal_known else None
     if meaning:
         category, captures["signal"] = meaning[0], meaning[1]
         retryable = True  # resource exhaustion or a crash: the policy still wants contention evidence

@@ -10,7 +10,8 @@ the change's own code reports, so a missing module read as a crash, and a crash 
 
 A rule sees one line, so the call is made here, over a log's matches: libstdc++'s `terminate called without an active
 exception` printed within a few lines after a line that ends a Python traceback (an exception line with the traceback's
-frames above it) is that shutdown's abort, not a cause; nor is the shell's report of the abort right after it, nor a
+frames above it), or after a failure of the change's own code that a rule names (pytest's collection error, printed
+with pytest's summary before pytest exits), is that shutdown's abort, not a cause; nor is the shell's report of the abort right after it, nor a
 launcher's report of a SIGABRT later in the log (torchrun prints the ranks' output, then its summary). The
 exception is then the cause: a rule's when one names it (an import error), the scorer's otherwise. `terminate called
 after throwing an instance of` names its own exception and stays a cause, as does any terminate with no traceback above.
@@ -21,6 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from ci_triage.core.categories import NEVER_RETRYABLE
 from ci_triage.core.logs.matcher import context_before
 from ci_triage.core.logs.scorer import bare
 from ci_triage.core.logs.values import LogLine, RuleMatch
@@ -59,9 +61,11 @@ def _after_traceback(lines: Sequence[LogLine], terminate: LogLine) -> bool:
 
 
 def shutdown_aborts(lines: Sequence[LogLine], matches: Sequence[RuleMatch]) -> list[RuleMatch]:
-    """The matches that are an idle thread's terminate right after a Python traceback, and the shell's abort report
-    right after such a terminate."""
-    terminates = [m for m in matches if _IDLE_TERMINATE.match(bare(m.line.text)) and _after_traceback(lines, m.line)]
+    """The matches that are an idle thread's terminate right after a Python traceback (or after a code failure a rule
+    names), and the shell's or a launcher's report of that abort."""
+    code = [m.line.number for m in matches if m.category in NEVER_RETRYABLE]
+    terminates = [m for m in matches if _IDLE_TERMINATE.match(bare(m.line.text))
+                  and (any(number < m.line.number for number in code) or _after_traceback(lines, m.line))]
     if not terminates:
         return []
     numbers = [m.line.number for m in terminates]
