@@ -23,8 +23,9 @@ from ci_triage.core.logs.peer_lost import PEER_LOST_RULES, code_failures, own_ex
 from ci_triage.core.logs.resemblance import family_model, most_resembling
 from ci_triage.core.logs.retry_notices import outlived_notices, passed_step_notices
 from ci_triage.core.logs.rules import RuleSet
+from ci_triage.core.logs.shutdown_aborts import shutdown_aborts
 from ci_triage.core.logs.scorer import (CONTEXT_LINES, Scored, best_of, candidates, is_boilerplate, is_other_step,
-                                        is_stack_frame, is_wrapper)
+                                        first_printing, is_stack_frame, is_wrapper)
 from ci_triage.core.logs.values import Classification, Frame, LogLine, RootCause, RuleMatch, Step
 
 
@@ -54,6 +55,8 @@ def classify(lines: Sequence[LogLine], rule_set: RuleSet, steps: Iterable[Step] 
     not_causes |= {id(m) for m in passed_step_faults(lines, causes, succeeded)}  # a network fault its step went on past
     not_causes |= {id(kill) for kill in own_kills(matches)}  # a launcher killing its own tree, not the OOM killer
     causes = [m for m in causes if id(m) not in not_causes]
+    aborts = shutdown_aborts(lines, causes)  # an idle thread's abort as Python exits on an error: never the cause
+    causes = [m for m in causes if all(m is not abort for abort in aborts)]
     captures: dict[str, str] = {}
     for match in matches:
         if match.rule_id in boilerplate:
@@ -90,6 +93,10 @@ def classify(lines: Sequence[LogLine], rule_set: RuleSet, steps: Iterable[Step] 
             matches=tuple(matches),
         )
 
+    if aborts:
+        # The exit code (134) is that abort's: the process's own error, which the scorer finds, is the cause.
+        quiet = boilerplate | {m.rule_id for m in aborts}
+        return _unexplained(lines, matches, quiet, captures, failed_tests, rule_set, succeeded, signal_known=False)
     return _unexplained(lines, matches, boilerplate, captures, failed_tests, rule_set, succeeded)
 
 
@@ -149,7 +156,7 @@ def unexplained_view(lines: Sequence[LogLine], matches: Sequence[RuleMatch], boi
 
 def _unexplained(lines: Sequence[LogLine], matches: Sequence[RuleMatch], boilerplate: set[str],
                  captures: dict[str, str], failed_tests: tuple[str, ...], rule_set: RuleSet,
-                 succeeded: frozenset[str] = frozenset()) -> Classification:
+                 succeeded: frozenset[str] = frozenset(), signal_known: bool = True) -> Classification:
     """No rule names the cause: the scorer picks the likeliest line (so distinct failures get distinct
     fingerprints); the exit code gives the category when it names a signal. Of the scorer's best lines, the
     one most like a family of rules' examples is preferred, and that family is named as a hint."""
@@ -157,7 +164,7 @@ def _unexplained(lines: Sequence[LogLine], matches: Sequence[RuleMatch], boilerp
     lines = view.lines
     best = best_of(view.ranked)
     category, retryable = "unknown", False
-    meaning = EXIT_MEANINGS.get(captures.get("exit_code", ""))
+    meaning = EXIT_MEANINGS.get(captures.get("exit_code", "")) if signal_known else None
     if meaning:
         category, captures["signal"] = meaning[0], meaning[1]
         retryable = True  # resource exhaustion or a crash: the policy still wants contention evidence
@@ -180,6 +187,7 @@ def _unexplained(lines: Sequence[LogLine], matches: Sequence[RuleMatch], boilerp
                             category if meaning else None)
     if found is not None:
         best, resemblance = found
+    best = first_printing(best, view.ranked)  # a re-raised or repeated exception: the line that said it first
     error_line = best.line if best else _first_error_line(lines, [m for m in matches if m.rule_id in boilerplate])
     root = RootCause(error_line.number, error_line.text, error_line.step) if error_line else None
     frames: tuple[Frame, ...] = ()

@@ -14,6 +14,10 @@ also holds the failure of the rank that went away, either
 - as an uncaught exception that ends a traceback (`[rank1]: ValueError: ...`, possibly behind a rank's prefix), which
   no rule names: the log is then left to the scorer, with the reports treated as boilerplate (never the cause).
 A report with neither beside it (only the survivors' output was kept, or the peer died silently) stays the cause.
+
+A process pool's report that one of its workers went away (`worker-died-unexpectedly`: concurrent.futures'
+`BrokenProcessPool`, Ray's raylet, vLLM's executor) is read the same way: the worker's own failure printed beside it (its
+pool initializer's `ModuleNotFoundError`, a traceback the worker printed before exiting) is the cause.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from ci_triage.core.categories import NEVER_RETRYABLE
 from ci_triage.core.logs.scorer import Scored, best_of, is_boilerplate, is_stack_frame
 from ci_triage.core.logs.values import RuleMatch
 
-PEER_LOST_RULES = frozenset({"collective-peer-lost"})
+PEER_LOST_RULES = frozenset({"collective-peer-lost", "worker-died-unexpectedly"})
 _EXCEPTION = "an exception class with its message"
 _TRACEBACK_END = "ends a traceback"
 

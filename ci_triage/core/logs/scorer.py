@@ -42,6 +42,7 @@ STACK_FRAME = "a stack frame"
 BOILERPLATE = "boilerplate"
 WRAPPER = "a launcher's"
 OTHER_STEP = "in a step that"
+TRACEBACK_END = "ends a traceback"
 
 
 def is_stack_frame(scored: "Scored") -> bool:
@@ -232,7 +233,7 @@ def score_line(lines: Sequence[LogLine], index: int, distance: int, boilerplate:
         reasons.append(f"words of failure (+{min(words, 2)})")
     if points > 0 and _traceback_end(lines, index):
         points += 3
-        reasons.append("ends a traceback (+3)")
+        reasons.append(f"{TRACEBACK_END} (+3)")
     for pattern, value, reason in _NOISE:
         if any(pattern.search(candidate) for candidate in texts):
             points += value
@@ -303,3 +304,16 @@ def candidates(lines: Sequence[LogLine], matches: Iterable[RuleMatch], boilerpla
 def best_of(ranked: Sequence[Scored]) -> Scored | None:
     """The most likely causal line of `candidates`' ranking, or None when no line has error evidence of its own."""
     return ranked[0] if ranked and ranked[0].score >= MIN_SCORE else None
+
+
+def first_printing(best: Scored | None, ranked: Sequence[Scored]) -> Scored | None:
+    """The first printing of the best line's exception when the log prints it again, ending another traceback: a
+    process pool's `_RemoteTraceback` quotes the worker's exception and the parent re-raises it below (`The above
+    exception was the direct cause of the following exception:`), and every child a spawn-started pool starts prints
+    the same error; the earliest is the line that said why first."""
+    if best is None or not any(r.startswith(TRACEBACK_END) for r in best.reasons):
+        return best
+    text = bare(best.line.text).strip()
+    copies = [s for s in ranked if s.line.number < best.line.number and bare(s.line.text).strip() == text
+              and any(r.startswith(TRACEBACK_END) for r in s.reasons)]
+    return min(copies, key=lambda s: s.line.number, default=best)

@@ -1,0 +1,182 @@
+"""Noise a Python process prints after the error it dies of: a native thread's abort at interpreter shutdown
+(core/logs/shutdown_aborts.py), and the same exception printed again below (scorer.first_printing).
+
+The lines are cut from real runs made here on 2026-12-06 (sweep s9c): CPython 3.11.7 with a g++-built library holding a
+joinable std::thread, torchrun from the torch 2.13 CPU wheel (gloo), concurrent.futures and a spawn-started
+multiprocessing pool."""
+
+from ci_triage.core.logs.classify import classify
+from ci_triage.core.logs.logparse import parse_log
+from ci_triage.core.logs.rules import builtin_rules
+
+RULES = builtin_rules()
+IMPORT_TRACEBACK = (
+    "Traceback (most recent call last):",
+    '  File "/home/runner/work/trainer/trainer/imp_term.py", line 4, in <module>',
+    "    from mmcv.ops import nms",
+    "ModuleNotFoundError: No module named 'mmcv'",
+)
+TERMINATE = "terminate called without an active exception"
+
+
+def _classify(*lines: str):
+    return classify(list(parse_log("\n".join(lines) + "\n")), RULES)
+
+
+def test_an_import_error_is_the_cause_not_the_native_threads_abort_at_shutdown():
+    found = _classify("loaded native prefetcher", *IMPORT_TRACEBACK, TERMINATE, "Aborted (core dumped)")
+    assert (found.category, found.root_cause.text) == ("import_error", "ModuleNotFoundError: No module named 'mmcv'")
+    assert not found.retryable
+
+
+def test_in_a_ci_step_the_shells_abort_report_is_not_the_cause_either():
+    found = _classify(
+        "##[group]Run python imp_term.py", "##[endgroup]", *IMPORT_TRACEBACK, TERMINATE,
+        "/home/runner/work/_temp/6f1c2a9e.sh: line 1:  2244 Aborted                 (core dumped) python imp_term.py",
+        "##[error]Process completed with exit code 134.")
+    assert found.category == "import_error"
+    assert found.root_cause.line == 6
+
+
+def test_a_torchrun_workers_import_error_wins_over_its_abort_and_the_launchers_sigabrt_summary():
+    found = _classify(
+        "rank 0: native prefetcher up",
+        "rank 1: native prefetcher up",
+        "[rank1]: Traceback (most recent call last):",
+        '[rank1]:   File "/work/w_imp_term.py", line 7, in <module>',
+        "[rank1]:     import deepspeed.ops.adam.cpu_adam",
+        "[rank1]: ModuleNotFoundError: No module named 'deepspeed'",
+        "[rank0]: Traceback (most recent call last):",
+        '[rank0]:   File "/work/w_imp_term.py", line 8, in <module>',
+        "[rank0]:     dist.barrier()",
+        "[rank0]: RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:553] Connection closed "
+        "by peer [127.0.0.1]:31137. This is typically caused by a remote worker crashing. Check the logs of the remote "
+        "worker before reporting an error. GLHF!",
+        TERMINATE,
+        "W1206 09:37:51.040000 25267 torch/distributed/elastic/multiprocessing/api.py:1028] Sending process 25314 closing "
+        "signal SIGTERM",
+        "E1206 09:37:51.117000 25267 torch/distributed/elastic/multiprocessing/api.py:1002] failed (exitcode: -6) "
+        "local_rank: 1 (pid: 25315) of binary: /venv/bin/python3",
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
+        "Root Cause (first observed failure):",
+        "[0]:",
+        "  exitcode  : -6 (pid: 25315)  (SIGABRT)",
+        "  error_file: <N/A>",
+        "  traceback : Signal 6 (SIGABRT) received by PID 25315",
+    )
+    assert (found.category, found.root_cause.line) == ("import_error", 6)
+
+
+def test_a_terminate_with_no_traceback_above_stays_a_crash():
+    found = _classify("[ RUN      ] Prefetcher.Shutdown", TERMINATE, "Aborted (core dumped)")
+    assert (found.category, found.root_cause.text) == ("crash", TERMINATE)
+
+
+def test_a_terminate_that_names_its_exception_stays_the_cause():
+    found = _classify(*IMPORT_TRACEBACK[:-1], "ValueError: bad shard", "terminate called after throwing an instance of "
+                      "'std::runtime_error'", "  what():  queue closed", "Aborted (core dumped)")
+    assert found.category == "crash"
+    assert found.root_cause.text.startswith("terminate called after throwing")
+
+
+def test_a_process_pools_remote_traceback_is_the_cause_not_the_parents_reraise():
+    remote = "FileNotFoundError: [Errno 2] No such file or directory: 'data/shard-0003.jsonl'"
+    found = _classify(
+        "concurrent.futures.process._RemoteTraceback: ",
+        '"""',
+        "Traceback (most recent call last):",
+        '  File "/usr/lib/python3.11/concurrent/futures/process.py", line 261, in _process_worker',
+        "    r = call_item.fn(*call_item.args, **call_item.kwargs)",
+        '  File "/home/runner/work/trainer/trainer/parse.py", line 3, in parse',
+        "    with open(path) as f:",
+        remote,
+        '"""',
+        "",
+        "The above exception was the direct cause of the following exception:",
+        "",
+        "Traceback (most recent call last):",
+        '  File "/home/runner/work/trainer/trainer/parse.py", line 7, in <module>',
+        '    print(list(ex.map(parse, ["/etc/hostname", "data/shard-0003.jsonl"])))',
+        '  File "/usr/lib/python3.11/concurrent/futures/_base.py", line 401, in __get_result',
+        "    raise self._exception",
+        remote,
+        "##[error]Process completed with exit code 1.",
+    )
+    assert (found.category, found.root_cause.line) == ("unknown", 8)
+
+
+def test_the_same_error_printed_by_two_spawned_children_is_named_where_it_was_first_printed():
+    child = ("Traceback (most recent call last):",
+             '  File "<string>", line 1, in <module>',
+             '  File "/usr/lib/python3.11/multiprocessing/spawn.py", line 140, in _check_not_importing_main',
+             "    raise RuntimeError('''",
+             "RuntimeError: ",
+             "        An attempt has been made to start a new process before the",
+             "        current process has finished its bootstrapping phase.",
+             "        ")
+    found = _classify(*child, *child, "##[error]Process completed with exit code 1.")
+    assert found.root_cause.line == 5
+
+
+def test_a_pool_initializers_import_error_is_the_cause_not_the_broken_pool():
+    found = _classify(
+        "Exception in initializer:",
+        "Traceback (most recent call last):",
+        '  File "/usr/lib/python3.11/concurrent/futures/process.py", line 246, in _process_worker',
+        "    initializer(*initargs)",
+        '  File "/home/runner/work/trainer/trainer/build_index.py", line 3, in init_worker',
+        "    import onnxruntime_gpu_ext",
+        "ModuleNotFoundError: No module named 'onnxruntime_gpu_ext'",
+        "Traceback (most recent call last):",
+        '  File "/home/runner/work/trainer/trainer/build_index.py", line 8, in <module>',
+        "    print(list(ex.map(run, range(4))))",
+        '  File "/usr/lib/python3.11/concurrent/futures/_base.py", line 401, in __get_result',
+        "    raise self._exception",
+        "concurrent.futures.process.BrokenProcessPool: A process in the process pool was terminated abruptly while the "
+        "future was running or pending.",
+    )
+    assert (found.category, found.root_cause.line) == ("import_error", 7)
+
+
+def test_a_broken_pool_whose_worker_said_nothing_stays_a_crash():
+    found = _classify(
+        "Traceback (most recent call last):",
+        '  File "/home/runner/work/trainer/trainer/featurize.py", line 9, in <module>',
+        "    print(list(ex.map(featurize, range(8))))",
+        '  File "/usr/lib/python3.11/concurrent/futures/_base.py", line 401, in __get_result',
+        "    raise self._exception",
+        "concurrent.futures.process.BrokenProcessPool: A process in the process pool was terminated abruptly while the "
+        "future was running or pending.",
+    )
+    assert (found.category, found.root_cause.line) == ("crash", 6)
+
+
+def test_pytests_collection_error_is_the_cause_when_the_abort_follows_pytests_summary():
+    found = _classify(
+        "______________________ ERROR collecting tests/test_ops.py ______________________",
+        "ImportError while importing test module '/home/runner/work/vision-ops/vision-ops/tests/test_ops.py'.",
+        "Hint: make sure your test modules/packages have valid Python names.",
+        "tests/test_ops.py:1: in <module>",
+        "    from detectron2.layers import nms",
+        "E   ModuleNotFoundError: No module named 'detectron2'",
+        "=========================== short test summary info ============================",
+        "ERROR tests/test_ops.py",
+        "!!!!!!!!!!!!!!!!!!!! Interrupted: 1 error during collection !!!!!!!!!!!!!!!!!!!!",
+        "1 error in 0.13s",
+        TERMINATE,
+        "Aborted (core dumped)",
+    )
+    assert (found.category, found.root_cause.line) == ("import_error", 2)
+
+
+def test_a_programs_own_error_before_the_abort_is_named_and_the_exit_code_134_is_the_aborts():
+    found = _classify(
+        "##[group]Run python train.py", "##[endgroup]",
+        "Traceback (most recent call last):",
+        '  File "/home/runner/work/trainer/trainer/train.py", line 4, in <module>',
+        "    raise ValueError(f\"unknown scheduler {cfg.get('scheduler')!r}; expected one of cosine, linear\")",
+        "ValueError: unknown scheduler None; expected one of cosine, linear",
+        TERMINATE,
+        "/home/runner/work/_temp/6f1c2a9e.sh: line 1:  2837 Aborted                 (core dumped) python train.py",
+        "##[error]Process completed with exit code 134.")
+    assert (found.category, found.root_cause.line, found.retryable) == ("unknown", 6, False)
