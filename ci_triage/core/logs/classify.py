@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
+from ci_triage.core.logs.chained_cause import chained_cause
 from ci_triage.core.logs.diagnostic_header import HEADER_RULES, diagnostic_header
 from ci_triage.core.logs.fingerprint import fingerprint
 from ci_triage.core.logs.frames import frames_in
@@ -80,6 +81,9 @@ def classify(lines: Sequence[LogLine], rule_set: RuleSet, steps: Iterable[Step] 
         if winner.rule_id in HEADER_RULES:
             # The rule matched a note under the finding; its header above says why (diagnostic_header.py).
             root_line = diagnostic_header(lines, winner.line) or winner.line
+        elif winner.category == "network":
+            # A wrapper ending a chain of Python tracebacks: the socket error that began it is the root (chained_cause.py).
+            root_line = chained_cause(lines, winner.line) or winner.line
         root = RootCause(root_line.number, root_line.text, root_line.step)
         return Classification(
             category=winner.category,
