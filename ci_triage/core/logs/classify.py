@@ -16,6 +16,7 @@ from ci_triage.core.logs.chained_cause import chained_cause
 from ci_triage.core.logs.diagnostic_header import HEADER_RULES, diagnostic_header
 from ci_triage.core.logs.fingerprint import fingerprint
 from ci_triage.core.logs.frames import frames_in
+from ci_triage.core.logs.go_test_passes import passing_test_logs
 from ci_triage.core.logs.matcher import RelevantLines, context_before, find_matches, with_context
 from ci_triage.core.logs.launcher_kills import own_kills
 from ci_triage.core.logs.passed_steps import (after_failed_step, continued_step_failures, passed_step_failures,
@@ -55,6 +56,7 @@ def classify(lines: Sequence[LogLine], rule_set: RuleSet, steps: Iterable[Step] 
     not_causes |= {id(m) for m in continued_step_failures(lines, causes, succeeded)}  # a continue-on-error step's, the job went on
     not_causes |= {id(m) for m in passed_step_faults(lines, causes, succeeded)}  # a network fault its step went on past
     not_causes |= {id(kill) for kill in own_kills(matches)}  # a launcher killing its own tree, not the OOM killer
+    not_causes |= {id(m) for m in passing_test_logs(lines, causes)}  # a passing Go test's t.Log line
     causes = [m for m in causes if id(m) not in not_causes]
     aborts = shutdown_aborts(lines, causes)  # an idle thread's abort as Python exits on an error: never the cause
     causes = [m for m in causes if all(m is not abort for abort in aborts)]

@@ -1,0 +1,68 @@
+"""A passing Go test's log lines, which `go test -v` prints with the same location format as a failure's.
+
+`go test -v` streams what a test logs (`t.Log`, `t.Logf`) as it runs, indented under the test: `    api_test.go:3:
+serving`, then the test's verdict one level out (`--- PASS: TestHandler (0.00s)`). A failing test's `t.Error` and
+`t.Fatal` lines have exactly that shape, which is why `test-assertion-failed` (70-tests) takes a `x_test.go:N: ` line
+at the start of an indented line. In a log where a passing test logged something before the job failed of something
+else (a later test's timeout panic, a job stopped at its limit with nothing a rule knows) that line was read as the
+failure: in one step, so `passed_steps.py` (which sets aside what a step that passed printed) does not see it.
+
+A rule sees one line, so the call is made here: a Go test log line whose test's verdict, printed after it at one
+indentation level less (four spaces; go >= 1.14 prints a test's output before its verdict), says `--- PASS` or `---
+SKIP` is not a cause. A line whose verdict says `--- FAIL`, or is not in the log (the job was stopped under the test,
+the package's summary came first, the paste was cut), stays one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from ci_triage.core.logs.relevant import RelevantLines
+from ci_triage.core.logs.values import LogLine, RuleMatch
+
+GO_TEST_RULE = "test-assertion-failed"
+# The location of a test's log line, after whatever framing the CI system put in front of it (a Tekton step's
+# `[task : step] `), and the indentation go test gives it: four spaces per level.
+_GO_LOG_LINE = re.compile(r"^(?P<frame>.*?)(?P<indent>(?: {4})+)\S+_test\.go:\d+: ")
+_VERDICT = re.compile(r"--- (?P<verdict>PASS|FAIL|SKIP): ")
+# A package's summary line (`ok  \tpkg\t0.01s`, `FAIL\tpkg\t0.01s`, a bare `FAIL`/`PASS`): its tests' verdicts are above it.
+_PACKAGE_END = re.compile(r"(?:ok|FAIL|PASS)(?:\s|$)")
+REACH = 400  # lines after a log line within which its test's verdict is looked for
+
+
+def _following(lines: Sequence[LogLine], line: LogLine) -> list[LogLine]:
+    """The lines after `line`, up to REACH of them, as far as the log (or the matcher's kept lines) reaches."""
+    if not isinstance(lines, RelevantLines):
+        return [other for other in lines if line.number < other.number <= line.number + REACH]
+    later = [other for other in lines if line.number < other.number <= line.number + REACH]
+    end = lines.last_line
+    if end is not None and line.number < end.number <= line.number + REACH:
+        later.append(end)
+    if not later:
+        return []
+    anchor = max(later, key=lambda other: other.number)
+    return [other for other in lines.context_lines(anchor, anchor.number - line.number) if other.number > line.number]
+
+
+def passing_test_logs(lines: Sequence[LogLine], causes: Sequence[RuleMatch]) -> list[RuleMatch]:
+    """The matches of `test-assertion-failed` that are a Go test's log line under a verdict of PASS or SKIP."""
+    found = []
+    for match in causes:
+        if match.rule_id != GO_TEST_RULE:
+            continue
+        shape = _GO_LOG_LINE.match(match.line.text)
+        if shape is None:
+            continue
+        frame, depth = shape["frame"], len(shape["indent"]) - 4
+        for other in _following(lines, match.line):
+            if not other.text.startswith(frame):
+                continue
+            rest = other.text[len(frame):]
+            if depth == 0 and _PACKAGE_END.match(rest):
+                break
+            if rest[:depth].strip() == "" and _VERDICT.match(rest, depth):
+                if _VERDICT.match(rest, depth)["verdict"] != "FAIL":
+                    found.append(match)
+                break
+    return found

@@ -1,0 +1,64 @@
+"""A passing Go test's t.Log line is not a failure (core/logs/go_test_passes.py, sweep s10a)."""
+
+import pytest
+
+from ci_triage.core.logs.classify import classify
+from ci_triage.core.logs.logparse import parse_log
+from ci_triage.core.logs.go_test_passes import passing_test_logs
+from ci_triage.core.logs.matcher import find_matches, relevant_lines
+from ci_triage.core.logs.rules import builtin_rules
+
+RULES = builtin_rules()
+
+# output of `go test -v ./...` (go 1.2x), run here 2026-12-06: a passing test that logs, then another package
+PASSING = ["=== RUN   TestHandler", "    api_test.go:3: serving", "--- PASS: TestHandler (0.00s)", "PASS",
+           "ok  \texample.com/svc/api\t0.009s", "=== RUN   TestReplicate"]
+
+
+def _both(text: str):
+    full = classify(list(parse_log(text)), RULES)
+    fast = classify(relevant_lines(text, RULES), RULES)
+    assert (full.category, full.root_cause.line) == (fast.category, fast.root_cause.line)
+    return full
+
+
+def test_a_passing_tests_log_line_leaves_a_later_timeout_panic_as_the_cause():
+    # go test's own -timeout panic (testing.go), the test's failure
+    found = _both("\n".join(PASSING + ["panic: test timed out after 10m0s", "\trunning tests:", "\t\tTestReplicate (10m0s)",
+                                       "FAIL\texample.com/svc/store\t600.012s", "FAIL"]))
+    assert (found.category, found.root_cause.line) == ("test_failure", 7)
+
+
+def test_a_passing_tests_log_line_leaves_a_lost_runner_alone():
+    found = _both("\n".join(PASSING[:3] + ["worker ci-worker-5 disappeared while trying to reach it", "errored"]))
+    assert (found.category, found.root_cause.line) == ("runner_lost", 4)
+
+
+def _set_aside(lines: list[str]) -> list[int]:
+    parsed = list(parse_log("\n".join(lines)))
+    return [m.line.number for m in passing_test_logs(parsed, find_matches(parsed, RULES))]
+
+
+@pytest.mark.parametrize("verdict", ["--- FAIL: TestHandler (0.00s)", None])
+def test_a_failing_or_unfinished_tests_log_line_stays_a_cause(verdict):
+    lines = ["=== RUN   TestHandler", "    api_test.go:3: got 404, want 200"] + ([verdict] if verdict else [])
+    assert _set_aside(lines + ["FAIL\texample.com/svc/api\t0.009s"]) == []
+    if verdict is None:  # nothing else names the test: its log line is the failure
+        found = _both("\n".join(lines + ["FAIL\texample.com/svc/api\t0.009s"]))
+        assert (found.category, found.root_cause.line) == ("test_failure", 2)
+
+
+def test_a_subtests_log_line_is_judged_by_the_subtests_verdict():
+    failing = ["=== RUN   TestAPI", "=== RUN   TestAPI/get", "        api_test.go:9: got 404, want 200",
+               "--- FAIL: TestAPI (0.00s)", "    --- FAIL: TestAPI/get (0.00s)", "FAIL"]
+    assert _set_aside(failing) == []
+    passing = ["=== RUN   TestAPI", "=== RUN   TestAPI/get", "        api_test.go:9: fetched /get",
+               "    api_test.go:12: teardown failed", "--- FAIL: TestAPI (0.00s)", "    --- PASS: TestAPI/get (0.00s)", "FAIL"]
+    assert _set_aside(passing) == [3]
+
+
+def test_a_framed_passing_log_line_is_set_aside():
+    # a Tekton step's prefix (tkn logs) in front of go test's output
+    lines = ["[build : step-go-test] " + line for line in PASSING[:3]]
+    found = _both("\n".join(lines + ['"step-go-test" exited because the step exceeded the specified timeout limit']))
+    assert (found.category, found.root_cause.line) == ("job_timeout", 4)
