@@ -177,6 +177,8 @@ CONTAMINATED = {
     "yuzu-emu/yuzu": "a rule writer's search results showed its thread as a snippet (issue 10 sweeps, 2026-12-05)",
     "0jc1/py-autovod": "a rule writer's grep over the excerpts printed lines of its test excerpt (issue 10, 2026-12-05)",
     "dyrnq/install-docker": "a rule writer's grep over the excerpts printed lines of its test excerpt (issue 10, 2026-12-05)",
+    "nvidia-nemo/rl": "an accelerator sweep's code search (find_string) showed a snippet that looked like a quote of one of its "
+                      "threads (issue 10, sweep s10b, 2026-12-06); no rule was written from it",
 }
 
 
