@@ -21,6 +21,9 @@ from ci_triage.core.logs.matcher import RelevantLines, context_before, find_matc
 from ci_triage.core.logs.launcher_kills import own_kills
 from ci_triage.core.logs.passed_steps import (after_failed_step, continued_step_failures, passed_step_failures,
                                                 passed_step_faults, succeeded_steps)
+from ci_triage.core.logs.passed_tests import test_output
+from ci_triage.core.logs.buildkit_steps import other_build_steps
+from ci_triage.core.logs.gitlab_commands import gitlab_passed_commands
 from ci_triage.core.logs.peer_lost import PEER_LOST_RULES, code_failures, own_exception
 from ci_triage.core.logs.resemblance import family_model, most_resembling
 from ci_triage.core.logs.retry_notices import outlived_notices, passed_step_notices
@@ -57,6 +60,9 @@ def classify(lines: Sequence[LogLine], rule_set: RuleSet, steps: Iterable[Step] 
     not_causes |= {id(m) for m in passed_step_faults(lines, causes, succeeded)}  # a network fault its step went on past
     not_causes |= {id(kill) for kill in own_kills(matches)}  # a launcher killing its own tree, not the OOM killer
     not_causes |= {id(m) for m in passing_test_logs(lines, causes)}  # a passing Go test's t.Log line
+    not_causes |= {id(m) for m in test_output(lines, causes)}  # a test's own output: jest's console, an ok test's panic
+    not_causes |= {id(m) for m in other_build_steps(matches, causes)}  # another docker build step's, not the failed one's
+    not_causes |= {id(m) for m in gitlab_passed_commands(lines, matches, causes)}  # a GitLab command that went on
     causes = [m for m in causes if id(m) not in not_causes]
     aborts = shutdown_aborts(lines, causes)  # an idle thread's abort as Python exits on an error: never the cause
     causes = [m for m in causes if all(m is not abort for abort in aborts)]

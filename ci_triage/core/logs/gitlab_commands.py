@@ -1,0 +1,48 @@
+"""In a GitLab CI job, a script command followed by the next one's echo succeeded.
+
+gitlab-runner runs a job's `script:` as one shell script that stops at the first command that fails (its shells
+write `set -eo pipefail`, or check `$?` after each command in PowerShell) and echoes each command before running it
+(`$ pip install -r requirements.txt`, in green). So a command whose output is followed by the next command's `$ ` line
+went on: a network fault it printed (an optional download's DNS error behind `|| echo ...`, a retried fetch) did not
+stop the job. When the command the job failed of reports an explained failure of its own, that earlier fault is not
+its cause (as a passed GitHub Actions step's, passed_steps.passed_step_faults); beside a failure a network fault leads
+to (a resolver's, FAULT_CONSEQUENCES) it stays one. The log is known to be GitLab's by the runner's closing line
+(`ERROR: Job failed: exit code 1`, gitlab-runner's `Job failed: ` message); Travis CI, which also echoes `$ ` lines,
+runs every script command whatever the previous one did, and is not read this way.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from ci_triage.core.logs.matcher import context_before
+from ci_triage.core.logs.passed_steps import FAULT_CONSEQUENCES, PASSED_STEP_FAULTS
+from ci_triage.core.logs.values import LogLine, RuleMatch
+
+_JOB_FAILED = re.compile(r"^ERROR: Job failed(?: \(system failure\))?: ")
+_ECHO = re.compile(r"^\$ \S")
+_REACH = 5000
+
+
+def gitlab_passed_commands(lines: Sequence[LogLine], matches: Sequence[RuleMatch],
+                           causes: Sequence[RuleMatch]) -> list[RuleMatch]:
+    """The network faults among `causes` printed by a GitLab script command that a later command's echo shows went
+    on, when a later cause (the failed command's) is an explained failure of another kind."""
+    faults = [m for m in causes if m.category in PASSED_STEP_FAULTS]
+    if not faults or not any(_JOB_FAILED.match(m.line.text) for m in matches):
+        return []
+    found: list[RuleMatch] = []
+    for fault in faults:
+        later = [m for m in causes if m.line.number > fault.line.number
+                 and m.category not in PASSED_STEP_FAULTS and m.category not in FAULT_CONSEQUENCES]
+        if not later:
+            continue
+        failure = min(later, key=lambda m: m.line.number).line
+        reach = failure.number - fault.line.number + 1
+        if reach > _REACH:
+            continue
+        between = context_before(lines, failure, reach)[1:-1]
+        if any(_ECHO.match(text) for text in between):
+            found.append(fault)
+    return found
