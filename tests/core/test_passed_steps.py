@@ -164,7 +164,10 @@ def test_steps_of_one_name_that_did_not_all_succeed_still_mark_a_failure():
 
     steps = _api_steps(("Run make", "success", 1, 8), ("Run make", "failure", 9, 15), ("Set up job", "success", 0, 0),
                        ("Post job cleanup", None, 16, 16))
-    assert succeeded_steps(steps) == frozenset({"Set up job"})
+    from ci_triage.core.logs.passed_steps import API_KNOWN
+
+    assert succeeded_steps(steps) == frozenset({"Set up job", API_KNOWN})
+    assert succeeded_steps(()) == frozenset()
 
 
 def test_the_report_passes_the_jobs_steps_to_the_classifier():
@@ -269,3 +272,27 @@ def test_a_network_fault_in_a_passed_step_stays_the_cause_of_what_a_missing_down
                "E: Unable to locate package libgdal-dev", "##[error]Process completed with exit code 100.")
     found = _both(log)
     assert (found.category, found.root_cause.line) == ("network", 6)
+
+
+# An `if: failure()` debugging action after the failed test step (mxschmitt/action-tmate waits for a connection) under
+# which the job ran out of time: the test step's failure is the job's, not a continue-on-error step's (no rerun).
+TMATE = _gha(*_step("python -m pytest tests"),
+             "FAILED tests/test_api.py::test_create_user - AssertionError: assert 500 == 201",
+             "1 failed, 41 passed in 3.21s", "##[error]Process completed with exit code 1.",
+             "##[group]Run mxschmitt/action-tmate@v3", "with:", "  limit-access-to-actor: true", "##[endgroup]",
+             "SSH: ssh abc@nyc1.tmate.io",
+             "##[error]The job running on runner GitHub Actions 12 has exceeded the maximum execution time of 360 minutes.",
+             "##[error]The operation was canceled.")
+
+
+def test_a_job_timeout_under_a_debugging_action_after_the_failed_step_leaves_the_test_failure_the_cause():
+    found = _both(TMATE)
+    assert (found.category, found.retryable, found.root_cause.line) == ("test_failure", False, 5)
+
+
+def test_with_the_jobs_api_a_failed_step_is_never_taken_for_a_continue_on_error_one():
+    # the API says the test step failed (a continue-on-error step's conclusion is success): whatever a later step
+    # failed of, the job failed of the test step
+    steps = _api_steps(("Run python -m pytest tests", "failure", 1, 7), ("Run mxschmitt/action-tmate@v3", "cancelled", 8, 14))
+    found = _both_with(TMATE, steps)
+    assert (found.category, found.retryable, found.root_cause.line) == ("test_failure", False, 5)
