@@ -296,3 +296,29 @@ def test_with_the_jobs_api_a_failed_step_is_never_taken_for_a_continue_on_error_
     steps = _api_steps(("Run python -m pytest tests", "failure", 1, 7), ("Run mxschmitt/action-tmate@v3", "cancelled", 8, 14))
     found = _both_with(TMATE, steps)
     assert (found.category, found.retryable, found.root_cause.line) == ("test_failure", False, 5)
+
+
+# pip 24's timeout for a wheel in an install the step went on past (`|| echo`), then the tests cannot import that package
+PIP_TIMED_OUT = [*_step("pip install -r requirements-extra.txt || echo 'extras not installed'"), "Collecting onnxruntime==1.17.1",
+                 "ERROR: Could not install packages due to an OSError: HTTPSConnectionPool(host='files.pythonhosted.org', "
+                 "port=443): Max retries exceeded with url: /packages/onnxruntime-1.17.1.whl (Caused by ReadTimeoutError("
+                 "\"HTTPSConnectionPool(host='files.pythonhosted.org', port=443): Read timed out. (read timeout=15)\"))",
+                 "extras not installed"]
+
+
+def _missing(module: str) -> list[str]:
+    return [*_step("python -m pytest tests"), "_____________________ ERROR collecting tests/test_export.py _____________________",
+            "ImportError while importing test module '/home/runner/work/acme/acme/tests/test_export.py'.",
+            "tests/test_export.py:3: in <module>", f"    import {module}",
+            f"E   ModuleNotFoundError: No module named '{module}'", "1 error in 0.31s",
+            "##[error]Process completed with exit code 2."]
+
+
+def test_a_module_a_passed_steps_network_fault_left_uninstalled_keeps_the_fault_the_cause():
+    found = _both(_gha(*PIP_TIMED_OUT, *_missing("onnxruntime")))
+    assert (found.category, found.retryable) == ("network", True)
+
+
+def test_a_missing_module_the_fault_does_not_name_is_the_failed_steps_own():
+    found = _both(_gha(*PIP_TIMED_OUT, *_missing("acme_plugins")))
+    assert found.category == "import_error"

@@ -170,11 +170,26 @@ def passed_step_faults(lines: Sequence[LogLine], causes: Sequence[RuleMatch],
     if not any(m.category in PASSED_STEP_FAULTS and m.line.step is not None for m in causes):
         return []
     failed = failed_step_exit(lines, causes, succeeded)
-    if failed is None or not any(m.line.step == failed.step and m.category not in FAULT_CONSEQUENCES for m in causes):
+    if failed is None:
         return []
     failed_steps = {line.step for line in failure_marks(lines, succeeded)}
-    return [m for m in causes if m.category in PASSED_STEP_FAULTS and m.line.step is not None
-            and m.line.step not in failed_steps and m.line.number < failed.number]
+    faults = [m for m in causes if m.category in PASSED_STEP_FAULTS and m.line.step is not None
+              and m.line.step not in failed_steps and m.line.number < failed.number]
+    own = [m for m in causes if m.line.step == failed.step]
+    # A module the failed step cannot find that a fault names (pip's `Read timed out` for its wheel, in an install the
+    # step went on past: `pip install ... || true`) is what that fault left missing: an import error beside it is its
+    # consequence, as a resolver's failure is.
+    missing = {_spelled(m.captures["module"].split(".")[0]) for m in own
+               if m.category == "import_error" and m.captures.get("module")}
+    named = any(module and module in _spelled(fault.line.text) for module in missing for fault in faults)
+    if not any(m.category not in FAULT_CONSEQUENCES and not (named and m.category == "import_error") for m in own):
+        return []
+    return faults
+
+
+def _spelled(text: str) -> str:
+    """Text as a package index spells names: lowered, `_` as `-`."""
+    return text.lower().replace("_", "-")
 
 
 def after_failed_step(lines: Sequence[LogLine], causes: Sequence[RuleMatch],
