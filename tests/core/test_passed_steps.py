@@ -322,3 +322,15 @@ def test_a_module_a_passed_steps_network_fault_left_uninstalled_keeps_the_fault_
 def test_a_missing_module_the_fault_does_not_name_is_the_failed_steps_own():
     found = _both(_gha(*PIP_TIMED_OUT, *_missing("acme_plugins")))
     assert found.category == "import_error"
+
+
+def test_a_later_steps_disk_full_does_not_set_the_failed_tests_aside_without_the_jobs_api():
+    # an `if: always()` step archiving the logs filled the disk: without the API's conclusions it may as well be the
+    # job's step after a continue-on-error one, and only a code failure there may set the test failure aside
+    log = _gha(*_step("python -m pytest tests"), "FAILED tests/test_api.py::test_create_user - AssertionError: assert 500 == 201",
+               "1 failed, 41 passed in 3.21s", "##[error]Process completed with exit code 1.",
+               *_step("tar czf /tmp/test-logs.tgz build/logs"), "tar: /tmp/test-logs.tgz: Wrote only 4096 of 10240 bytes",
+               "tar: Error is not recoverable: exiting now", "gzip: stdout: No space left on device",
+               "##[error]Process completed with exit code 2.")
+    found = _both(log)
+    assert (found.category, found.retryable, found.root_cause.line) == ("test_failure", False, 5)

@@ -125,9 +125,13 @@ def failed_step_exit(lines: Sequence[LogLine], causes: Sequence[RuleMatch],
     later = {line.step for line in errors if line.number > first.number and line.step != first.step}
     # The runner stopping the job under a later action (`uses:`) is no sign that the job went on as usual: an
     # `if: failure()` debugging action (mxschmitt/action-tmate) waits there until the job times out.
+    # Nor is a later `run:` step's failure of what a retry may cure (a disk filled by an `if: always()` step archiving
+    # the failed tests' logs): without the jobs API the log cannot tell that step from one after a continue-on-error
+    # step, and taking it for the job's failure would set the real failure aside for a rerun. A code failure can.
     went_on = [m for m in causes if m.line.step in later and m.line.number > first.number
                and m.category not in CLEANUP_CATEGORIES
-               and (m.line.step in exited or (m.category in RUNNER_STOPS and not _ACTION_STEP.match(m.line.step)))]
+               and ((m.line.step in exited and m.category in NEVER_RETRYABLE)
+                    or (m.category in RUNNER_STOPS and not _ACTION_STEP.match(m.line.step)))]
     if not went_on:
         return first
     step = max(went_on, key=lambda m: m.line.number).line.step
