@@ -198,3 +198,13 @@ def test_a_code_failure_far_above_does_not_make_a_later_native_crash_a_shutdown_
         "##[error]Process completed with exit code 134."], 1))
     for found in (classify(list(parse_log(log)), RULES), classify(relevant_lines(log, RULES), RULES)):
         assert (found.category, found.root_cause.text) == ("crash", TERMINATE)
+
+
+def test_the_first_printing_is_looked_for_in_the_failed_step_only():
+    # a dry run that printed the same error and went on (`|| echo`) passed: the failed step's own printing is the cause
+    traceback = ["Traceback (most recent call last):", '  File "/home/runner/work/app/app/deploy.py", line 12, in <module>',
+                 "    region = cfg['region']", "KeyError: 'region'"]
+    found = _classify("##[group]Run python deploy.py --dry-run || echo skipped", "##[endgroup]", *traceback, "skipped",
+                      "##[group]Run python deploy.py", "##[endgroup]", *traceback,
+                      "##[error]Process completed with exit code 1.")
+    assert (found.root_cause.line, found.root_cause.step) == (13, "Run python deploy.py")
