@@ -39,10 +39,10 @@ _WITHIN = 3  # lines between the exception and the terminate, and between the te
 _LAUNCHER_REACH = 120  # lines between the terminate and a launcher's summary of the worker's exit
 _TRACEBACK_LOOKBACK = 40
 # A code failure a rule names is the process's own error only when the terminate follows it closely, in the same step,
-# with nothing but the code failure itself or pytest's closing summary line (`1 error in 0.13s`, `== 1 failed, 3 passed
-# in 1.20s ==`) right before the terminate: any code failure earlier in the log is no sign that this abort is a shutdown's.
+# with nothing but the code failure itself or the test runner's closing line (`1 error in 0.13s`, `== 1 failed, 3 passed
+# in 1.20s ==`, pytest's `!!! Interrupted: `, unittest's `FAILED (errors=1)`) right before the terminate: any code failure earlier in the log is no sign that this abort is a shutdown's.
 _CODE_REACH = 40
-_PYTEST_END = re.compile(r"^=*\s*\d+ \w+(?:, \d+ \w+)* in [0-9.]+s\b")
+_PYTEST_END = re.compile(r"^=*\s*\d+ \w+(?:, \d+ \w+)* in [0-9.]+s\b|^!+ Interrupted: |^FAILED \((?:failures|errors)=")
 
 
 def _ends_traceback(texts: Sequence[str]) -> bool:
