@@ -167,7 +167,10 @@ def test_steps_of_one_name_that_did_not_all_succeed_still_mark_a_failure():
 
     steps = _api_steps(("Run make", "success", 1, 8), ("Run make", "failure", 9, 15), ("Set up job", "success", 0, 0),
                        ("Post job cleanup", None, 16, 16))
-    assert succeeded_steps(steps) == frozenset({"Set up job"})
+    from ci_triage.core.logs.passed_steps import API_KNOWN
+
+    assert succeeded_steps(steps) == frozenset({"Set up job", API_KNOWN})
+    assert succeeded_steps(()) == frozenset()
 
 
 def test_the_report_passes_the_jobs_steps_to_the_classifier():
@@ -272,3 +275,65 @@ def test_a_network_fault_in_a_passed_step_stays_the_cause_of_what_a_missing_down
                "E: Unable to locate package libgdal-dev", "##[error]Process completed with exit code 100.")
     found = _both(log)
     assert (found.category, found.root_cause.line) == ("network", 6)
+
+
+# An `if: failure()` debugging action after the failed test step (mxschmitt/action-tmate waits for a connection) under
+# which the job ran out of time: the test step's failure is the job's, not a continue-on-error step's (no rerun).
+TMATE = _gha(*_step("python -m pytest tests"),
+             "FAILED tests/test_api.py::test_create_user - AssertionError: assert 500 == 201",
+             "1 failed, 41 passed in 3.21s", "##[error]Process completed with exit code 1.",
+             "##[group]Run mxschmitt/action-tmate@v3", "with:", "  limit-access-to-actor: true", "##[endgroup]",
+             "SSH: ssh abc@nyc1.tmate.io",
+             "##[error]The job running on runner GitHub Actions 12 has exceeded the maximum execution time of 360 minutes.",
+             "##[error]The operation was canceled.")
+
+
+def test_a_job_timeout_under_a_debugging_action_after_the_failed_step_leaves_the_test_failure_the_cause():
+    found = _both(TMATE)
+    assert (found.category, found.retryable, found.root_cause.line) == ("test_failure", False, 5)
+
+
+def test_with_the_jobs_api_a_failed_step_is_never_taken_for_a_continue_on_error_one():
+    # the API says the test step failed (a continue-on-error step's conclusion is success): whatever a later step
+    # failed of, the job failed of the test step
+    steps = _api_steps(("Run python -m pytest tests", "failure", 1, 7), ("Run mxschmitt/action-tmate@v3", "cancelled", 8, 14))
+    found = _both_with(TMATE, steps)
+    assert (found.category, found.retryable, found.root_cause.line) == ("test_failure", False, 5)
+
+
+# pip 24's timeout for a wheel in an install the step went on past (`|| echo`), then the tests cannot import that package
+PIP_TIMED_OUT = [*_step("pip install -r requirements-extra.txt || echo 'extras not installed'"), "Collecting onnxruntime==1.17.1",
+                 "ERROR: Could not install packages due to an OSError: HTTPSConnectionPool(host='files.pythonhosted.org', "
+                 "port=443): Max retries exceeded with url: /packages/onnxruntime-1.17.1.whl (Caused by ReadTimeoutError("
+                 "\"HTTPSConnectionPool(host='files.pythonhosted.org', port=443): Read timed out. (read timeout=15)\"))",
+                 "extras not installed"]
+
+
+def _missing(module: str) -> list[str]:
+    return [*_step("python -m pytest tests"), "_____________________ ERROR collecting tests/test_export.py _____________________",
+            "ImportError while importing test module '/home/runner/work/acme/acme/tests/test_export.py'.",
+            "tests/test_export.py:3: in <module>", f"    import {module}",
+            f"E   ModuleNotFoundError: No module named '{module}'", "1 error in 0.31s",
+            "##[error]Process completed with exit code 2."]
+
+
+def test_a_module_a_passed_steps_network_fault_left_uninstalled_keeps_the_fault_the_cause():
+    found = _both(_gha(*PIP_TIMED_OUT, *_missing("onnxruntime")))
+    assert (found.category, found.retryable) == ("network", True)
+
+
+def test_a_missing_module_the_fault_does_not_name_is_the_failed_steps_own():
+    found = _both(_gha(*PIP_TIMED_OUT, *_missing("acme_plugins")))
+    assert found.category == "import_error"
+
+
+def test_a_later_steps_disk_full_does_not_set_the_failed_tests_aside_without_the_jobs_api():
+    # an `if: always()` step archiving the logs filled the disk: without the API's conclusions it may as well be the
+    # job's step after a continue-on-error one, and only a code failure there may set the test failure aside
+    log = _gha(*_step("python -m pytest tests"), "FAILED tests/test_api.py::test_create_user - AssertionError: assert 500 == 201",
+               "1 failed, 41 passed in 3.21s", "##[error]Process completed with exit code 1.",
+               *_step("tar czf /tmp/test-logs.tgz build/logs"), "tar: /tmp/test-logs.tgz: Wrote only 4096 of 10240 bytes",
+               "tar: Error is not recoverable: exiting now", "gzip: stdout: No space left on device",
+               "##[error]Process completed with exit code 2.")
+    found = _both(log)
+    assert (found.category, found.retryable, found.root_cause.line) == ("test_failure", False, 5)

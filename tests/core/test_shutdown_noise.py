@@ -180,3 +180,31 @@ def test_a_programs_own_error_before_the_abort_is_named_and_the_exit_code_134_is
         "/home/runner/work/_temp/6f1c2a9e.sh: line 1:  2837 Aborted                 (core dumped) python train.py",
         "##[error]Process completed with exit code 134.")
     assert (found.category, found.root_cause.line, found.retryable) == ("unknown", 6, False)
+
+
+def test_a_code_failure_far_above_does_not_make_a_later_native_crash_a_shutdown_abort():
+    # an advisory pytest run that failed and went on (`|| echo`), then, 150 lines on in the same step, a C++ test binary's
+    # own abort: the crash is the job's failure (exit 134), not the shutdown of the Python process long gone
+    from ci_triage.core.logs.matcher import relevant_lines
+
+    log = "".join(f"2026-12-05T10:00:{i % 60:02d}.1234567Z {line}\n" for i, line in enumerate([
+        "##[group]Run make check", "make check", "##[endgroup]",
+        "python -m pytest tests/python || echo 'python tests failed (advisory)'",
+        "FAILED tests/python/test_bindings.py::test_repr - AssertionError: assert 'P(1)' == 'P(1, 2)'",
+        "1 failed, 120 passed in 4.02s", "python tests failed (advisory)",
+        *[f"[{i:3d}/200] test_case_{i} ok" for i in range(150)],
+        "./build/tests/worker_pool_test", "[ RUN      ] WorkerPool.ShutdownUnderLoad", TERMINATE,
+        "/bin/bash: line 3:  4242 Aborted                 (core dumped) ./build/tests/worker_pool_test",
+        "##[error]Process completed with exit code 134."], 1))
+    for found in (classify(list(parse_log(log)), RULES), classify(relevant_lines(log, RULES), RULES)):
+        assert (found.category, found.root_cause.text) == ("crash", TERMINATE)
+
+
+def test_the_first_printing_is_looked_for_in_the_failed_step_only():
+    # a dry run that printed the same error and went on (`|| echo`) passed: the failed step's own printing is the cause
+    traceback = ["Traceback (most recent call last):", '  File "/home/runner/work/app/app/deploy.py", line 12, in <module>',
+                 "    region = cfg['region']", "KeyError: 'region'"]
+    found = _classify("##[group]Run python deploy.py --dry-run || echo skipped", "##[endgroup]", *traceback, "skipped",
+                      "##[group]Run python deploy.py", "##[endgroup]", *traceback,
+                      "##[error]Process completed with exit code 1.")
+    assert (found.root_cause.line, found.root_cause.step) == (13, "Run python deploy.py")

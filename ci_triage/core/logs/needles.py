@@ -155,7 +155,9 @@ def lacks_all(required: tuple[tuple[bytes, ...], ...], line: bytes, gates: tuple
                 break
         else:
             gate = gates[index] if gates else None
-            if gate is None or gate.search(line) is not None:
+            # A gate runs on an ASCII line only: on other bytes its non-ASCII characters (1-4 bytes each) make it
+            # backtrack exponentially (prefilter.gate_expression).
+            if gate is None or not line.isascii() or gate.search(line) is not None:
                 return False  # this pattern may match
     return True
 

@@ -47,15 +47,25 @@ from ci_triage.core.logs.values import LogLine, RuleMatch, Step
 # the exit line of a failed `run:` step (an action's own `##[error]` text is not read: a script may print
 # `::error::` annotations in a step that passes, but not this line)
 _STEP_EXIT = re.compile(r"^##\[error\]Process completed with exit code \d+\.")
+# The header name of an action's step (`uses: owner/name@ref`, `uses: owner/name/path@ref`, `uses: docker://image`).
+_ACTION_STEP = re.compile(r"^Run (?:[\w.-]+/[\w./-]+@\S+|docker://\S+)$")
+
+
+# In the set `succeeded_steps` gives when the jobs API's step conclusions are known (no step has this name): the API
+# then says which steps failed and which went on (`continue-on-error`), and the log is not read for it.
+API_KNOWN = "\x00jobs API"
 
 
 def succeeded_steps(steps: Iterable[Step]) -> frozenset[str]:
     """Names of the steps the jobs API says succeeded (every step of that name, when names repeat): an
-    `##[error]` line in one was a `continue-on-error` step's failure, not the job's."""
+    `##[error]` line in one was a `continue-on-error` step's failure, not the job's. With API_KNOWN when some
+    step has a conclusion."""
     outcomes: dict[str, set[str | None]] = {}
     for step in steps:
         outcomes.setdefault(step.name, set()).add(step.conclusion)
-    return frozenset(name for name, conclusions in outcomes.items() if conclusions == {"success"})
+    names = frozenset(name for name, conclusions in outcomes.items() if conclusions == {"success"})
+    known = any(conclusion is not None for conclusions in outcomes.values() for conclusion in conclusions)
+    return names | {API_KNOWN} if known else names
 
 
 def _error_lines(lines: Iterable[LogLine], succeeded: frozenset[str] = frozenset()) -> list[LogLine]:
@@ -107,12 +117,21 @@ def failed_step_exit(lines: Sequence[LogLine], causes: Sequence[RuleMatch],
     `continue-on-error`."""
     errors = failure_marks(lines, succeeded)
     first = next((line for line in errors if _STEP_EXIT.match(line.text)), None)
-    if first is None:
-        return None
+    if first is None or API_KNOWN in succeeded:
+        # With the jobs API's conclusions, a step that failed and went on is one the API says succeeded (set aside
+        # already): a failed step after the first is an `if: always()`/`if: failure()` step, never the job's cause.
+        return first
     exited = {line.step for line in errors if line.number > first.number and _STEP_EXIT.match(line.text)}
     later = {line.step for line in errors if line.number > first.number and line.step != first.step}
+    # The runner stopping the job under a later action (`uses:`) is no sign that the job went on as usual: an
+    # `if: failure()` debugging action (mxschmitt/action-tmate) waits there until the job times out.
+    # Nor is a later `run:` step's failure of what a retry may cure (a disk filled by an `if: always()` step archiving
+    # the failed tests' logs): without the jobs API the log cannot tell that step from one after a continue-on-error
+    # step, and taking it for the job's failure would set the real failure aside for a rerun. A code failure can.
     went_on = [m for m in causes if m.line.step in later and m.line.number > first.number
-               and m.category not in CLEANUP_CATEGORIES and (m.line.step in exited or m.category in RUNNER_STOPS)]
+               and m.category not in CLEANUP_CATEGORIES
+               and ((m.line.step in exited and m.category in NEVER_RETRYABLE)
+                    or (m.category in RUNNER_STOPS and not _ACTION_STEP.match(m.line.step)))]
     if not went_on:
         return first
     step = max(went_on, key=lambda m: m.line.number).line.step
@@ -155,11 +174,26 @@ def passed_step_faults(lines: Sequence[LogLine], causes: Sequence[RuleMatch],
     if not any(m.category in PASSED_STEP_FAULTS and m.line.step is not None for m in causes):
         return []
     failed = failed_step_exit(lines, causes, succeeded)
-    if failed is None or not any(m.line.step == failed.step and m.category not in FAULT_CONSEQUENCES for m in causes):
+    if failed is None:
         return []
     failed_steps = {line.step for line in failure_marks(lines, succeeded)}
-    return [m for m in causes if m.category in PASSED_STEP_FAULTS and m.line.step is not None
-            and m.line.step not in failed_steps and m.line.number < failed.number]
+    faults = [m for m in causes if m.category in PASSED_STEP_FAULTS and m.line.step is not None
+              and m.line.step not in failed_steps and m.line.number < failed.number]
+    own = [m for m in causes if m.line.step == failed.step]
+    # A module the failed step cannot find that a fault names (pip's `Read timed out` for its wheel, in an install the
+    # step went on past: `pip install ... || true`) is what that fault left missing: an import error beside it is its
+    # consequence, as a resolver's failure is.
+    missing = {_spelled(m.captures["module"].split(".")[0]) for m in own
+               if m.category == "import_error" and m.captures.get("module")}
+    named = any(module and module in _spelled(fault.line.text) for module in missing for fault in faults)
+    if not any(m.category not in FAULT_CONSEQUENCES and not (named and m.category == "import_error") for m in own):
+        return []
+    return faults
+
+
+def _spelled(text: str) -> str:
+    """Text as a package index spells names: lowered, `_` as `-`."""
+    return text.lower().replace("_", "-")
 
 
 def after_failed_step(lines: Sequence[LogLine], causes: Sequence[RuleMatch],

@@ -209,6 +209,9 @@ def prefilter_expression(pattern: re.Pattern[str]) -> bytes | None:
 
 
 _SIMPLE = (sre.LITERAL, sre.NOT_LITERAL, sre.ANY, sre.IN, sre.CATEGORY)
+# A gate's run is cut where its repeats' ranges multiplied would pass this: on an ASCII line (the only lines a gate is
+# run on, needles.lacks_all) each item takes one byte, so a start costs at most this many tries per item.
+_GATE_SPREAD = 64
 
 
 def _width_bounded(op: Any, av: Any) -> bool:
@@ -227,8 +230,10 @@ def gate_expression(pattern: re.Pattern[str]) -> bytes | None:
     characters: a contiguous part of a match, so (as for the prefilter) it is in the text and the text's
     bytes are in the line's. A one-character repeat without bound and at least once (`\\d+`) ends a run
     and starts the next with one of its characters (the last and the first it matched). Python's `re`
-    runs it on a candidate line's bytes before the line is decoded (matcher.ruled_out); its width is
-    bounded, so it costs a line's length times that width at most, whatever the line holds.
+    runs it on a candidate line's bytes before the line is decoded (matcher.ruled_out), only when the line is
+    ASCII (needles.lacks_all): there each item takes one byte, while on non-ASCII bytes a class's "1-4 bytes
+    >= 0x80" makes n items try up to 4**n ways to split them (exponential in the run's width). On ASCII bytes
+    a start tries at most the product of the run's repeats' ranges, kept under _GATE_SPREAD.
     lint-diagnostic's `^[A-Z]{1,5}\\d{2,4} (?:\\[\\*\\] )?.*(?i:missing|...)` has no literal but the
     caseless words, which harmless lines hold (`error_on_missing_keys`); its gate ` [A-Z]{1,5}[0-9]{2,4} `
     rules them out."""
@@ -238,12 +243,19 @@ def gate_expression(pattern: re.Pattern[str]) -> bytes | None:
     except Exception:  # the parser is internal: no gate
         return None
     runs: list[list[tuple[Any, Any, bool]]] = [[]]
+    spread = 1  # the product of the current run's repeats' ranges: what a start may backtrack through
     for op, av, caseless in items:
         if op in (sre.AT, sre.ASSERT, sre.ASSERT_NOT):
             continue  # dropped (each only narrows), the run goes on
         if _width_bounded(op, av):
+            width = av[1] - av[0] + 1 if op in _REPEATS else 1
+            if spread * width > _GATE_SPREAD:  # a contiguous part of the run is a gate too
+                runs.append([])
+                spread = 1
             runs[-1].append((op, av, caseless))
+            spread *= width
             continue
+        spread = 1
         one = (op in _REPEATS and av[0] >= 1 and len(av[2]) == 1 and av[2][0][0] in _SIMPLE)
         if one:
             runs[-1].append((av[2][0][0], av[2][0][1], caseless))

@@ -314,6 +314,7 @@ def first_printing(best: Scored | None, ranked: Sequence[Scored]) -> Scored | No
     if best is None or not any(r.startswith(TRACEBACK_END) for r in best.reasons):
         return best
     text = bare(best.line.text).strip()
-    copies = [s for s in ranked if s.line.number < best.line.number and bare(s.line.text).strip() == text
-              and any(r.startswith(TRACEBACK_END) for r in s.reasons)]
+    # (a copy in another step is another process's: a step that printed it and passed, `|| true`, did not fail of it)
+    copies = [s for s in ranked if s.line.number < best.line.number and s.line.step == best.line.step
+              and bare(s.line.text).strip() == text and any(r.startswith(TRACEBACK_END) for r in s.reasons)]
     return min(copies, key=lambda s: s.line.number, default=best)

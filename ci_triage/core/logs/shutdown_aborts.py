@@ -38,6 +38,11 @@ _LAUNCHER_ABORT = re.compile(r"\(exitcode: -6\)|\bexitcode\s*: -6 \(pid|\bSignal
 _WITHIN = 3  # lines between the exception and the terminate, and between the terminate and the shell's report
 _LAUNCHER_REACH = 120  # lines between the terminate and a launcher's summary of the worker's exit
 _TRACEBACK_LOOKBACK = 40
+# A code failure a rule names is the process's own error only when the terminate follows it closely, in the same step,
+# with nothing but the code failure itself or the test runner's closing line (`1 error in 0.13s`, `== 1 failed, 3 passed
+# in 1.20s ==`, pytest's `!!! Interrupted: `, unittest's `FAILED (errors=1)`) right before the terminate: any code failure earlier in the log is no sign that this abort is a shutdown's.
+_CODE_REACH = 40
+_PYTEST_END = re.compile(r"^=*\s*\d+ \w+(?:, \d+ \w+)* in [0-9.]+s\b|^!+ Interrupted: |^FAILED \((?:failures|errors)=")
 
 
 def _ends_traceback(texts: Sequence[str]) -> bool:
@@ -52,6 +57,16 @@ def _ends_traceback(texts: Sequence[str]) -> bool:
     return False
 
 
+def _after_code_failure(lines: Sequence[LogLine], terminate: LogLine, code: Sequence[LogLine]) -> bool:
+    near = [line for line in code if line.step == terminate.step and 0 < terminate.number - line.number <= _CODE_REACH]
+    if not near:
+        return False
+    texts = [bare(text).strip() for text in context_before(lines, terminate, _WITHIN + 1)][:-1]
+    last = next((text for text in reversed(texts) if text), None)
+    return last is not None and (any(bare(line.text).strip() == last for line in near)
+                                 or _PYTEST_END.match(last) is not None)
+
+
 def _after_traceback(lines: Sequence[LogLine], terminate: LogLine) -> bool:
     texts = [bare(text) for text in context_before(lines, terminate, _TRACEBACK_LOOKBACK + _WITHIN + 1)][:-1]
     for back in range(len(texts) - 1, max(-1, len(texts) - 1 - _WITHIN), -1):
@@ -63,9 +78,9 @@ def _after_traceback(lines: Sequence[LogLine], terminate: LogLine) -> bool:
 def shutdown_aborts(lines: Sequence[LogLine], matches: Sequence[RuleMatch]) -> list[RuleMatch]:
     """The matches that are an idle thread's terminate right after a Python traceback (or after a code failure a rule
     names), and the shell's or a launcher's report of that abort."""
-    code = [m.line.number for m in matches if m.category in NEVER_RETRYABLE]
+    code = [m.line for m in matches if m.category in NEVER_RETRYABLE]
     terminates = [m for m in matches if _IDLE_TERMINATE.match(bare(m.line.text))
-                  and (any(number < m.line.number for number in code) or _after_traceback(lines, m.line))]
+                  and (_after_code_failure(lines, m.line, code) or _after_traceback(lines, m.line))]
     if not terminates:
         return []
     numbers = [m.line.number for m in terminates]
