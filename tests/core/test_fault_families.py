@@ -58,3 +58,20 @@ def test_a_watchdog_timeout_still_beats_the_abort_it_causes():
         "E0101 00:00:00.000000 4242 torch/distributed/elastic/multiprocessing/api.py:874] failed (exitcode: -6) "
         "local_rank: 1 (pid: 4243) of binary: /usr/bin/python")
     assert result.category == "collective_timeout" and result.root_cause.line == 1
+
+
+def test_a_ctest_verdict_yields_to_the_tests_own_report_printed_below_it():
+    # output of ctest 3.25 --output-on-failure (sweep s10c): the verdict comes first, the test's output after it
+    result = _classify(
+        "    Start 1: parse",
+        "1/1 Test #1: parse ............................Subprocess aborted***Exception:   0.00 sec",
+        "reading fixture data/sample.bin (12 bytes)",
+        "test_parse: /src/assert.c:3: parse_header: Assertion `n >= 16 && \"header too short\"' failed.",
+        "", "0% tests passed, 1 tests failed out of 1",
+        "The following tests FAILED:", "\t  1 - parse (Subprocess aborted)", "Errors while running CTest")
+    assert (result.category, result.rule_id, result.root_cause.line) == ("crash", "process-crash", 4)
+    # a test that printed no reason: the verdict names it
+    alone = _classify(
+        "2/2 Test #2: decode ...........................***Exception: SegFault  0.01 sec",
+        "loading config from default.ini", "", "The following tests FAILED:", "\t  2 - decode (SEGFAULT)")
+    assert (alone.category, alone.rule_id, alone.root_cause.line) == ("crash", "ctest-crash-verdict", 1)

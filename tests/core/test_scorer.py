@@ -373,3 +373,29 @@ def test_git_describe_without_a_tag_is_the_cause_when_it_is_the_failing_commands
                        "fatal: No names found, cannot describe anything.",
                        "##[error]Process completed with exit code 128.")
     assert (result.category, result.root_cause.line) == ("unknown", 5)
+
+
+# --- a JVM trace deeper than the scorer's window (deep_traces.py) ---------------------------------
+
+JVM_DEEP = ("##[group]Run java -cp build Resolver", "##[endgroup]", "Resolving type hierarchy",
+            'Exception in thread "main" java.lang.StackOverflowError',
+            *("\tat Resolver.resolve(Resolver.java:2)",) * 1024, "##[error]Process completed with exit code 1.")
+
+
+@pytest.mark.parametrize("engine", ["python", "hyperscan"])
+def test_a_jvm_trace_deeper_than_the_window_is_named_by_its_header(engine):
+    # The JVM prints 1024 frames of a StackOverflowError (output of OpenJDK 17, sweep s10c): before, the window
+    # above the exit line held only `at` frames and the exit line stood in as the root cause.
+    pytest.importorskip("hyperscan") if engine == "hyperscan" else None
+    text = _text(*("step ok",) * 30, *JVM_DEEP)
+    full = classify(list(parse_log(text)), RULES)
+    fast = classify(relevant_lines(text, RULES, engine=engine), RULES)
+    assert full.root_cause.text == 'Exception in thread "main" java.lang.StackOverflowError'
+    assert fast.root_cause == full.root_cause and full.category == "unknown"
+
+
+def test_a_window_of_frames_not_under_a_header_keeps_its_choice():
+    # frames that run to the log's start head nothing: the scorer's own choice stands
+    lines = ("\tat Resolver.resolve(Resolver.java:2)",) * 600 + ("ValueError: bad input",
+                                                                  "##[error]Process completed with exit code 1.")
+    assert _classify(*lines).root_cause.text == "ValueError: bad input"

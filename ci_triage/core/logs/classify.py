@@ -11,13 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 
 from ci_triage.core.logs.chained_cause import chained_cause
+from ci_triage.core.logs.deep_traces import trace_header
 from ci_triage.core.logs.diagnostic_header import HEADER_RULES, diagnostic_header
 from ci_triage.core.logs.fingerprint import fingerprint
 from ci_triage.core.logs.frames import frames_in
 from ci_triage.core.logs.go_test_passes import passing_test_logs
-from ci_triage.core.logs.matcher import RelevantLines, context_before, find_matches, with_context
+from ci_triage.core.logs.matcher import RelevantLines, context_before, context_lines, find_matches, with_context
 from ci_triage.core.logs.launcher_kills import own_kills
 from ci_triage.core.logs.passed_steps import (after_failed_step, continued_step_failures, passed_step_failures,
                                                 passed_step_faults, succeeded_steps)
@@ -162,8 +164,14 @@ def unexplained_view(lines: Sequence[LogLine], matches: Sequence[RuleMatch], boi
     if not anchors and not any(line.text.startswith("##[error]") for line in lines):
         end = last_line(lines)
         anchors = [end] if end is not None else []
-    lines = with_context(lines, anchors[:1] + anchors[-MAX_SCORED_ANCHORS:])
-    return Unexplained(lines, candidates(lines, matches, boilerplate, end, succeeded), end)
+    kept = anchors[:1] + anchors[-MAX_SCORED_ANCHORS:]
+    # A JVM trace deeper than the window: its header, found above the frames the window opens in (deep_traces.py).
+    headers = [h for h in (trace_header(partial(context_lines, lines), a, CONTEXT_LINES) for a in kept) if h]
+    lines = with_context(lines, kept)
+    if headers:
+        known = {line.number for line in lines}
+        lines = sorted(lines + [h for h in headers if h.number not in known], key=lambda line: line.number)
+    return Unexplained(lines, candidates(lines, matches, boilerplate, end, succeeded, headers), end)
 
 
 def _unexplained(lines: Sequence[LogLine], matches: Sequence[RuleMatch], boilerplate: set[str],

@@ -41,7 +41,7 @@ from ci_triage.core.logs.logparse import (
     last_stamp,
     split_line,
 )
-from ci_triage.core.logs.relevant import CONTEXT_LINES, RelevantLines, context_before, with_context  # noqa: F401
+from ci_triage.core.logs.relevant import CONTEXT_LINES, RelevantLines, context_before, context_lines, with_context  # noqa: F401
 from ci_triage.core.logs.needles import _needle_regex, lacks_all, pattern_needles, pattern_required, rule_needles  # noqa: F401
 from ci_triage.core.logs.rules import Rule, RuleSet
 from ci_triage.core.logs.scan import (  # noqa: F401 (CASE_PARTNERS, caseless_bytes_regex: tested here)

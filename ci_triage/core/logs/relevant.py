@@ -126,3 +126,12 @@ def context_before(lines: Sequence[LogLine], line: LogLine, count: int = CONTEXT
     if isinstance(lines, RelevantLines):
         return lines.context_before(line, count)
     return _list_context(lines, line, count)
+
+
+def context_lines(lines: Sequence[LogLine], line: LogLine, count: int = CONTEXT_LINES) -> list[LogLine]:
+    """The `count` log lines ending with `line` (one of `lines`), as LogLines: decoded from the log for
+    `relevant_lines`' selection, from the list itself for `parse_log`'s lines."""
+    if isinstance(lines, RelevantLines):
+        return lines.context_lines(line, count)
+    index = _index_of(lines, line)
+    return list(lines[max(0, index - count + 1):index + 1])

@@ -254,8 +254,11 @@ PASSED_STEP_PENALTY = 4
 
 
 def candidates(lines: Sequence[LogLine], matches: Iterable[RuleMatch], boilerplate_ids: set[str],
-               end: LogLine | None = None, succeeded: frozenset[str] = frozenset()) -> list[Scored]:
+               end: LogLine | None = None, succeeded: frozenset[str] = frozenset(),
+               far: Iterable[LogLine] = ()) -> list[Scored]:
     """Every candidate line scored, best first (ties: the line nearer the failure, then the later one).
+
+    `far` are lines above the window that are scored too: the header of a JVM trace deeper than it (deep_traces.py).
 
     `end`, the log's last line, is the anchor of a log that says nowhere that a step failed (another CI
     system's log, a pasted excerpt): a log stops where its failure stopped it."""
@@ -271,6 +274,7 @@ def candidates(lines: Sequence[LogLine], matches: Iterable[RuleMatch], boilerpla
     if end is not None:
         wanted.update(range(max(1, end.number - CONTEXT_LINES), end.number + 1))
     wanted.update(line.number for line in lines if line.text.startswith("##[error]"))
+    wanted.update(line.number for line in far)
     # A GitHub Actions job stops at its first failed step, which closes with an `##[error]` line: a line of an
     # earlier step (steps known) with no `##[error]` line passed, and a line of a step run after the first failed
     # one (`if: always()`) came after the failure; neither is where the failure is (passed_steps.py).
