@@ -20,12 +20,15 @@ records the step's result as succeeded (actions/runner, `ExecutionContext.ApplyC
 failure, the result, which the jobs API reports as the step's `conclusion`, success). So when the jobs API's steps
 are known (the report has them), the `##[error]` lines of a step it says succeeded mark no failed step
 (`failure_marks`): what that step printed is set aside like any passed step's, and the steps after it are not
-"after the failure". Without them (a saved log), the log is read for it: a later `run:` step that failed too (its
-own exit line) of what the steps a job runs after a failure do not fail of (not a network fault or a container's:
-an upload, a cleanup; not a failure no rule explains), or a later step under which the runner stopped the job (lost,
-timed out), is a step the job ran as usual (a test, a build, an install) after `continue-on-error` ones. That step
-is the one the job failed of, and what the failed steps before it printed (an advisory linter's findings, an
-optional download's DNS error) is not the cause (`failed_step_exit`, `continued_step_failures`).
+"after the failure". Without them (a saved log), the log is read for it, leaning to no rerun: a later `run:` step
+that failed too (its own exit line) of a code failure, or a later `run:` step under which the runner stopped the job
+(lost, timed out), is a step the job ran as usual (a test, a build) after `continue-on-error` ones. That step is the
+one the job failed of, and what the failed steps before it printed (an advisory linter's findings, an optional
+download's DNS error) is not the cause (`failed_step_exit`, `continued_step_failures`). A later step failing of what
+a rerun may cure (a disk filled while archiving the failed tests' logs in an `if: always()` step) or an action under
+which the runner stopped (an `if: failure()` debugging session waiting out the timeout) leaves the first failed step
+as the cause: the log cannot tell those from steps after a `continue-on-error` one, and a wrong guess there would
+set a real failure aside for a rerun.
 
 A network fault printed by a step that passed (curl's `(52) Empty reply from server` before its `--retry` worked, a
 client's handled `ConnectionResetError` logged with its traceback, an optional download's DNS error) did not stop that
@@ -111,10 +114,10 @@ RUNNER_STOPS = frozenset({"runner_lost", "job_timeout"})
 
 def failed_step_exit(lines: Sequence[LogLine], causes: Sequence[RuleMatch],
                      succeeded: frozenset[str] = frozenset()) -> LogLine | None:
-    """The first `##[error]` line of the step the job failed of: the first failed `run:` step's exit line, unless a
-    later `run:` step failed too (its own exit line) of a cause that is not a cleanup's (CLEANUP_CATEGORIES), or the
-    runner stopped the job under a later step; then the last such step's, the steps failed before it having been
-    `continue-on-error`."""
+    """The first `##[error]` line of the step the job failed of: the first failed `run:` step's exit line, unless the
+    jobs API's conclusions are unknown and a later `run:` step failed too (its own exit line) of a code failure, or the
+    runner stopped the job under a later `run:` step; then the last such step's, the steps failed before it having
+    been `continue-on-error`."""
     errors = failure_marks(lines, succeeded)
     first = next((line for line in errors if _STEP_EXIT.match(line.text)), None)
     if first is None or API_KNOWN in succeeded:
