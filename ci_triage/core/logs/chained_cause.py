@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ci_triage.core.logs.relevant import RelevantLines
+from ci_triage.core.logs.relevant import context_lines
 from ci_triage.core.logs.values import LogLine
 
 # How far above the wrapper the chain may start: three chained tracebacks of botocore run to about a hundred lines.
@@ -35,15 +35,7 @@ _CAUSE = re.compile(r"^(?:ConnectionRefusedError|ConnectionResetError|Connection
 
 def chained_cause(lines: Sequence[LogLine], wrapper: LogLine) -> LogLine | None:
     """The first error of the traceback chain `wrapper` ends, when an earlier one of the socket family began it."""
-    if isinstance(lines, RelevantLines):
-        above = lines.context_lines(wrapper, _REACH)
-    else:
-        index = next((i for i in range(len(lines) - 1, -1, -1) if lines[i] is wrapper), None)
-        if index is None:
-            index = next((i for i, other in enumerate(lines) if other == wrapper), None)
-        if index is None:
-            return None
-        above = list(lines[max(0, index - _REACH + 1):index + 1])
+    above = context_lines(lines, wrapper, _REACH)
     if not above or above[-1].number != wrapper.number:
         return None
     cause = None

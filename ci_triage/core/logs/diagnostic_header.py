@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ci_triage.core.logs.relevant import RelevantLines
+from ci_triage.core.logs.relevant import context_lines
 from ci_triage.core.logs.values import LogLine
 
 HEADER_RULES = frozenset({"clippy-lint"})
@@ -28,15 +28,7 @@ _BODY = re.compile(r"^\s*(?:-->|:::|\||=|\d+\s*[|+-]|\.\.\.$)")
 
 def diagnostic_header(lines: Sequence[LogLine], note: LogLine) -> LogLine | None:
     """The header of the diagnostic `note` belongs to, when only the diagnostic's body lies between them."""
-    if isinstance(lines, RelevantLines):
-        above = lines.context_lines(note, _REACH)
-    else:
-        index = next((i for i in range(len(lines) - 1, -1, -1) if lines[i] is note), None)
-        if index is None:
-            index = next((i for i, other in enumerate(lines) if other == note), None)
-        if index is None:
-            return None
-        above = list(lines[max(0, index - _REACH + 1):index + 1])
+    above = context_lines(lines, note, _REACH)
     for line in reversed(above[:-1]):
         if _HEADER.match(line.text):
             return line
