@@ -22,6 +22,9 @@ from ci_triage.core.logs.values import LogLine, RuleMatch
 
 _JOB_FAILED = re.compile(r"^ERROR: Job failed(?: \(system failure\))?: ")
 _ECHO = re.compile(r"^\$ \S")
+# gitlab-runner's header of the `after_script:` commands, which it runs after the script whatever its outcome (the
+# script may have stopped at the fault's command): an echo and a failure past it do not show the fault's command went on.
+_AFTER_SCRIPT = re.compile(r"^(?:Running after script\.\.\.|section_start:\d+:after_script)")
 _REACH = 5000
 
 
@@ -43,6 +46,8 @@ def gitlab_passed_commands(lines: Sequence[LogLine], matches: Sequence[RuleMatch
         if reach > _REACH:
             continue
         between = context_before(lines, failure, reach)[1:-1]
+        if any(_AFTER_SCRIPT.match(text) for text in between):
+            continue
         if any(_ECHO.match(text) for text in between):
             found.append(fault)
     return found
