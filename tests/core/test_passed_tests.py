@@ -171,3 +171,18 @@ def test_a_gitlab_after_script_failure_does_not_set_aside_the_fault_the_script_s
            "ModuleNotFoundError: No module named 'requests'", "ERROR: Job failed: exit code 6"]
     found = _both(log)
     assert (found.category, found.root_cause.line) == ("network", 3)
+
+
+def test_many_gitlab_commands_faults_are_read_in_linear_time():
+    # each fault read the lines up to the failure on its own: 2,400 tolerated DNS failures took 20 s
+    import time
+
+    log = ["Running with gitlab-runner 17.6.0 (374d34fd)"]
+    for i in range(2400):
+        log += [f"$ curl -fsSL https://h{i}.example/x || true", f"curl: (6) Could not resolve host: h{i}.example"]
+    log += ["$ python -m pytest -v", *PYTEST_FAIL, "ERROR: Job failed: exit code 1"]
+    text = "".join(f"{line}\n" for line in log)
+    started = time.perf_counter()
+    found = classify(relevant_lines(text, RULES), RULES)
+    assert time.perf_counter() - started < 5
+    assert (found.category, found.root_cause.line) == ("test_failure", 4803)
