@@ -62,3 +62,16 @@ def test_a_framed_passing_log_line_is_set_aside():
     lines = ["[build : step-go-test] " + line for line in PASSING[:3]]
     found = _both("\n".join(lines + ['"step-go-test" exited because the step exceeded the specified timeout limit']))
     assert (found.category, found.root_cause.line) == ("job_timeout", 4)
+
+
+def test_a_long_run_of_spaces_in_a_tab_indented_go_log_line_is_read_in_linear_time():
+    # the rule takes a tab-indented `x_test.go:N: ` line; the shape's lazy frame then tried `(?: {4})+` at every
+    # space of a long run, each across the rest of it: 40,000 spaces took 17 s, 60,000 about 40
+    import time
+
+    from ci_triage.core.logs.values import LogLine
+    line = LogLine(2, "\tx_test.go:1: got" + " " * 60_000 + "z", None)
+    match = next(m for m in find_matches([line], RULES) if m.rule_id == "test-assertion-failed")
+    started = time.perf_counter()
+    assert passing_test_logs([LogLine(1, "=== RUN   TestA", None), line], [match]) == []
+    assert time.perf_counter() - started < 1

@@ -158,3 +158,31 @@ def test_a_gitlab_command_that_went_on_did_not_cause_the_later_failure():
     assert (found.category, found.root_cause.line) == ("test_failure", 6)
     # without the runner's closing line (Travis CI runs every command whatever the last one did) the fault stays
     assert _both(log[:-1]).category == "network"
+
+
+def test_a_gitlab_after_script_failure_does_not_set_aside_the_fault_the_script_stopped_at():
+    # gitlab-runner runs after_script whatever the script did: its echo does not show the fault's command went on, and
+    # what it prints (a report script without the packages the failed download would have brought) is not the cause
+    log = ["Running with gitlab-runner 17.6.0 (374d34fd)",
+           "$ curl -fsSL https://downloads.acme-artifacts.example/install.sh -o install.sh", CURL[0],
+           "section_end:1733480000:step_script", "section_start:1733480000:after_script", "Running after script...",
+           "$ python scripts/report_status.py", "Traceback (most recent call last):",
+           '  File "/builds/acme/app/scripts/report_status.py", line 1, in <module>', "    import requests",
+           "ModuleNotFoundError: No module named 'requests'", "ERROR: Job failed: exit code 6"]
+    found = _both(log)
+    assert (found.category, found.root_cause.line) == ("network", 3)
+
+
+def test_many_gitlab_commands_faults_are_read_in_linear_time():
+    # each fault read the lines up to the failure on its own: 2,400 tolerated DNS failures took 20 s
+    import time
+
+    log = ["Running with gitlab-runner 17.6.0 (374d34fd)"]
+    for i in range(2400):
+        log += [f"$ curl -fsSL https://h{i}.example/x || true", f"curl: (6) Could not resolve host: h{i}.example"]
+    log += ["$ python -m pytest -v", *PYTEST_FAIL, "ERROR: Job failed: exit code 1"]
+    text = "".join(f"{line}\n" for line in log)
+    started = time.perf_counter()
+    found = classify(relevant_lines(text, RULES), RULES)
+    assert time.perf_counter() - started < 5
+    assert (found.category, found.root_cause.line) == ("test_failure", 4803)

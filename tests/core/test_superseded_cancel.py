@@ -35,3 +35,15 @@ def test_a_failure_before_the_cancel_stays_the_cause():
                "##[error]Canceling since a higher priority waiting request for 'ci-main' exists",
                "##[error]The operation was canceled.")
     assert classify(list(parse_log(log)), RULES).category == "test_failure"
+
+
+def test_what_the_cancelled_processes_print_after_the_notice_is_not_an_oom_kill_to_rerun():
+    # the runner signals the job's processes after the notice: a shell's `Killed`, go's `signal: killed`, a docker
+    # daemon's `context canceled` are the cancel's doing, not the host out of memory or a lost container
+    for dying in (["Killed"], ["signal: killed", "FAIL\texample.com/svc\t41.002s"],
+                  ["Error response from daemon: context canceled"]):
+        log = _gha("##[group]Run make test", "make test", "##[endgroup]",
+                   "##[error]Canceling since a higher priority waiting request for 'ci-refs/pull/412/merge' exists",
+                   *dying, "##[error]The operation was canceled.")
+        for found in (classify(list(parse_log(log)), RULES), classify(relevant_lines(log, RULES), RULES)):
+            assert (found.category, found.retryable, found.root_cause.line) == ("unknown", False, 4)

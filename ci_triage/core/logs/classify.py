@@ -45,6 +45,21 @@ def _first_error_line(lines: Sequence[LogLine], boilerplate_matches: Sequence[Ru
     return min(candidates, key=lambda line: line.number, default=None)
 
 
+# GitHub's notice that a concurrency group cancelled the job for a newer run (80-weak).
+SUPERSEDED_RULE = "superseded-run-canceled"
+
+
+def after_superseded_cancel(causes: Sequence[RuleMatch]) -> list[RuleMatch]:
+    """The matches among `causes` printed after a concurrency group's cancel notice: the runner then signals the job's
+    processes (SIGINT, SIGTERM, at last SIGKILL), and what they print as they die (`Killed`, `signal: killed`, a
+    daemon's `context canceled`) is the cancel's doing, not an OOM kill or a lost container to rerun for. A failure
+    printed before the notice (the job failed first) stays a cause."""
+    notice = min((m.line.number for m in causes if m.rule_id == SUPERSEDED_RULE), default=None)
+    if notice is None:
+        return []
+    return [m for m in causes if m.line.number > notice]
+
+
 def classify(lines: Sequence[LogLine], rule_set: RuleSet, steps: Iterable[Step] = ()) -> Classification:
     """`steps`, the jobs API's steps of the job when known: a step it says succeeded that printed a failed
     step's `##[error]` line ran with `continue-on-error` (passed_steps.py)."""
@@ -65,6 +80,7 @@ def classify(lines: Sequence[LogLine], rule_set: RuleSet, steps: Iterable[Step] 
     not_causes |= {id(m) for m in test_output(lines, causes)}  # a test's own output: jest's console, an ok test's panic
     not_causes |= {id(m) for m in other_build_steps(matches, causes)}  # another docker build step's, not the failed one's
     not_causes |= {id(m) for m in gitlab_passed_commands(lines, matches, causes)}  # a GitLab command that went on
+    not_causes |= {id(m) for m in after_superseded_cancel(causes)}  # the cancelled job's processes dying of the cancel
     causes = [m for m in causes if id(m) not in not_causes]
     aborts = shutdown_aborts(lines, causes)  # an idle thread's abort as Python exits on an error: never the cause
     causes = [m for m in causes if all(m is not abort for abort in aborts)]

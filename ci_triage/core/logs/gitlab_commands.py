@@ -22,6 +22,9 @@ from ci_triage.core.logs.values import LogLine, RuleMatch
 
 _JOB_FAILED = re.compile(r"^ERROR: Job failed(?: \(system failure\))?: ")
 _ECHO = re.compile(r"^\$ \S")
+# gitlab-runner's header of the `after_script:` commands, which it runs after the script whatever its outcome (the
+# script may have stopped at the fault's command): an echo and a failure past it do not show the fault's command went on.
+_AFTER_SCRIPT = re.compile(r"^(?:Running after script\.\.\.|section_start:\d+:after_script)")
 _REACH = 5000
 
 
@@ -32,7 +35,9 @@ def gitlab_passed_commands(lines: Sequence[LogLine], matches: Sequence[RuleMatch
     faults = [m for m in causes if m.category in PASSED_STEP_FAULTS]
     if not faults or not any(_JOB_FAILED.match(m.line.text) for m in matches):
         return []
-    found: list[RuleMatch] = []
+    # Each fault's failure (the first later cause of another kind) and how far above it the fault is; the lines
+    # above each failure are read once for all its faults (read once per fault, many faults made it quadratic).
+    pending: dict[int, tuple[LogLine, list[tuple[RuleMatch, int]]]] = {}
     for fault in faults:
         later = [m for m in causes if m.line.number > fault.line.number
                  and m.category not in PASSED_STEP_FAULTS and m.category not in FAULT_CONSEQUENCES]
@@ -42,7 +47,17 @@ def gitlab_passed_commands(lines: Sequence[LogLine], matches: Sequence[RuleMatch
         reach = failure.number - fault.line.number + 1
         if reach > _REACH:
             continue
-        between = context_before(lines, failure, reach)[1:-1]
-        if any(_ECHO.match(text) for text in between):
-            found.append(fault)
-    return found
+        pending.setdefault(failure.number, (failure, []))[1].append((fault, reach))
+    found: list[RuleMatch] = []
+    for failure, group in pending.values():
+        texts = context_before(lines, failure, max(reach for _, reach in group))
+        # echo_below[i] / after_below[i]: an echo / an after_script header among texts[i:-1]
+        echo_below, after_below = [False] * (len(texts) + 1), [False] * (len(texts) + 1)
+        for i in range(len(texts) - 2, -1, -1):
+            echo_below[i] = echo_below[i + 1] or bool(_ECHO.match(texts[i]))
+            after_below[i] = after_below[i + 1] or bool(_AFTER_SCRIPT.match(texts[i]))
+        for fault, reach in group:
+            start = max(len(texts) - reach, 0) + 1  # the lines strictly between the fault and the failure
+            if echo_below[start] and not after_below[start]:
+                found.append(fault)
+    return sorted(found, key=lambda m: m.line.number)

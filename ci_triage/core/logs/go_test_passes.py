@@ -24,7 +24,18 @@ from ci_triage.core.logs.values import LogLine, RuleMatch
 GO_TEST_RULE = "test-assertion-failed"
 # The location of a test's log line, after whatever framing the CI system put in front of it (a Tekton step's
 # `[task : step] `), and the indentation go test gives it: four spaces per level.
-_GO_LOG_LINE = re.compile(r"^(?P<frame>.*?)(?P<indent>(?: {4})+)\S+_test\.go:\d+: ")
+# Matched at the start of each run of spaces (a lazy frame before `(?: {4})+` tried every space of a long run, each
+# time across the rest of the run: quadratic); the indent is the run's last multiple of four spaces.
+_GO_LOG_LINE = re.compile(r"(?<! )(?P<run> {4,})\S+_test\.go:\d+: ")
+
+
+def _shape(text: str) -> tuple[str, int] | None:
+    """The framing before a Go test log line's indentation, and its depth (0 for a top-level test's line)."""
+    found = _GO_LOG_LINE.search(text)
+    if found is None:
+        return None
+    start = found.start("run") + len(found["run"]) % 4
+    return text[:start], len(found["run"]) // 4 * 4 - 4
 _VERDICT = re.compile(r"--- (?P<verdict>PASS|FAIL|SKIP): ")
 # A package's summary line (`ok  \tpkg\t0.01s`, `FAIL\tpkg\t0.01s`, a bare `FAIL`/`PASS`): its tests' verdicts are above it.
 _PACKAGE_END = re.compile(r"(?:ok|FAIL|PASS)(?:\s|$)")
@@ -51,10 +62,10 @@ def passing_test_logs(lines: Sequence[LogLine], causes: Sequence[RuleMatch]) -> 
     for match in causes:
         if match.rule_id != GO_TEST_RULE:
             continue
-        shape = _GO_LOG_LINE.match(match.line.text)
+        shape = _shape(match.line.text)
         if shape is None:
             continue
-        frame, depth = shape["frame"], len(shape["indent"]) - 4
+        frame, depth = shape
         for other in _following(lines, match.line):
             if not other.text.startswith(frame):
                 continue
