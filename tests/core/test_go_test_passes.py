@@ -2,11 +2,11 @@
 
 import pytest
 
-from ci_triage.core.logs.classify import classify
 from ci_triage.core.logs.logparse import parse_log
 from ci_triage.core.logs.go_test_passes import passing_test_logs
-from ci_triage.core.logs.matcher import find_matches, relevant_lines
+from ci_triage.core.logs.matcher import find_matches
 from ci_triage.core.logs.rules import builtin_rules
+from tests.core.both_paths import classify_both
 
 RULES = builtin_rules()
 
@@ -16,10 +16,7 @@ PASSING = ["=== RUN   TestHandler", "    api_test.go:3: serving", "--- PASS: Tes
 
 
 def _both(text: str):
-    full = classify(list(parse_log(text)), RULES)
-    fast = classify(relevant_lines(text, RULES), RULES)
-    assert (full.category, full.root_cause.line) == (fast.category, fast.root_cause.line)
-    return full
+    return classify_both(text)
 
 
 def test_a_passing_tests_log_line_leaves_a_later_timeout_panic_as_the_cause():

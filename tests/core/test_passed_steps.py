@@ -4,8 +4,8 @@ import pytest
 
 from ci_triage.core.logs.classify import classify
 from ci_triage.core.logs.logparse import parse_log
-from ci_triage.core.logs.matcher import relevant_lines
 from ci_triage.core.logs.rules import builtin_rules
+from tests.core.both_paths import classify_both
 
 RULES = builtin_rules()
 
@@ -24,10 +24,7 @@ GO_PASS = ["=== RUN   TestPortInUse", "    main_test.go:5: address already in us
 
 
 def _both(log: str):
-    full = classify(list(parse_log(log)), RULES)
-    fast = classify(relevant_lines(log, RULES), RULES)
-    assert (full.category, full.root_cause.line) == (fast.category, fast.root_cause.line)
-    return full
+    return classify_both(log)
 
 
 def test_a_passing_steps_test_log_line_leaves_a_later_lint_finding_as_the_cause():
@@ -131,10 +128,7 @@ def _api_steps(*steps: tuple[str, str, int, int]):
 
 
 def _both_with(log: str, steps):
-    full = classify(list(parse_log(log, steps)), RULES, steps)
-    fast = classify(relevant_lines(log, RULES, steps), RULES, steps)
-    assert (full.category, full.root_cause.line) == (fast.category, fast.root_cause.line)
-    return full
+    return classify_both(log, steps)
 
 
 # A continue-on-error step that failed: the runner records its result as succeeded (actions/runner,

@@ -6,9 +6,9 @@ The lines are cut from real runs made here on 2026-12-06 (sweep s10d): jest 29.7
 service's host name is not a loopback address."""
 
 from ci_triage.core.logs.classify import classify
-from ci_triage.core.logs.logparse import parse_log
 from ci_triage.core.logs.matcher import relevant_lines
 from ci_triage.core.logs.rules import builtin_rules
+from tests.core.both_paths import classify_both
 
 RULES = builtin_rules()
 
@@ -71,11 +71,7 @@ CARGO = [
 
 
 def _both(lines):
-    log = "\n".join(lines) + "\n"
-    slow = classify(list(parse_log(log)), RULES)
-    fast = classify(relevant_lines(log, RULES), RULES)
-    assert (slow.category, slow.root_cause.line) == (fast.category, fast.root_cause.line)
-    return slow
+    return classify_both("\n".join(lines) + "\n")
 
 
 def test_a_passing_suites_console_error_is_not_the_failure():

@@ -102,10 +102,6 @@ def passed_step_failures(lines: Iterable[LogLine], causes: Sequence[RuleMatch],
             and any(e.number > m.line.number for e in errors)]
 
 
-# What the steps a job runs after a failed step (`if: always()`, `if: failure()`) fail of: an upload that cannot reach its
-# service or hits its rate limit, a `docker rm` of a container that never started. A later failed step whose failure is
-# of another kind is one the job ran as usual, after a `continue-on-error` step.
-CLEANUP_CATEGORIES = frozenset({"network", "container", "unknown"})
 # A later step counts as failed when it is a `run:` step that exited non-zero (an action that reports the tests' results
 # after them, `if: always()`, fails with its own `##[error]` message, which says what the failed step already did), or
 # when the runner stopped the job under it (lost, timed out).
@@ -132,7 +128,6 @@ def failed_step_exit(lines: Sequence[LogLine], causes: Sequence[RuleMatch],
     # the failed tests' logs): without the jobs API the log cannot tell that step from one after a continue-on-error
     # step, and taking it for the job's failure would set the real failure aside for a rerun. A code failure can.
     went_on = [m for m in causes if m.line.step in later and m.line.number > first.number
-               and m.category not in CLEANUP_CATEGORIES
                and ((m.line.step in exited and m.category in NEVER_RETRYABLE)
                     or (m.category in RUNNER_STOPS and not _ACTION_STEP.match(m.line.step)))]
     if not went_on:

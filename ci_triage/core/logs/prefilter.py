@@ -169,13 +169,21 @@ def _spliced(items: Any, caseless: bool) -> list[tuple[Any, Any, bool]]:
     return out
 
 
+def _top_level(pattern: re.Pattern[str]) -> list[tuple[Any, Any, bool]] | None:
+    """The pattern's top-level sequence with its groups spliced in (`_spliced`), or None when `re`'s internal parser
+    cannot say it."""
+    try:
+        tree = sre_parse.parse(pattern.pattern, pattern.flags)
+        return _spliced(tree, bool(tree.state.flags & re.IGNORECASE))
+    except Exception:
+        return None
+
+
 def prefilter_expression(pattern: re.Pattern[str]) -> bytes | None:
     """The hyperscan expression that finds every line `pattern` can match (module docstring), or None
     when hyperscan would scan it slowly (below)."""
-    try:
-        tree = sre_parse.parse(pattern.pattern, pattern.flags)
-        items = _spliced(tree, bool(tree.state.flags & re.IGNORECASE))
-    except Exception:  # the parser is internal: no prefilter, the needles stay
+    items = _top_level(pattern)
+    if items is None:  # the parser is internal: no prefilter, the needles stay
         return None
     first = next((index for index, (op, _, _) in enumerate(items) if op is sre.LITERAL or op is sre.BRANCH), None)
     if first is None:
@@ -237,10 +245,8 @@ def gate_expression(pattern: re.Pattern[str]) -> bytes | None:
     lint-diagnostic's `^[A-Z]{1,5}\\d{2,4} (?:\\[\\*\\] )?.*(?i:missing|...)` has no literal but the
     caseless words, which harmless lines hold (`error_on_missing_keys`); its gate ` [A-Z]{1,5}[0-9]{2,4} `
     rules them out."""
-    try:
-        tree = sre_parse.parse(pattern.pattern, pattern.flags)
-        items = _spliced(tree, bool(tree.state.flags & re.IGNORECASE))
-    except Exception:  # the parser is internal: no gate
+    items = _top_level(pattern)
+    if items is None:
         return None
     runs: list[list[tuple[Any, Any, bool]]] = [[]]
     spread = 1  # the product of the current run's repeats' ranges: what a start may backtrack through

@@ -104,8 +104,7 @@ def _index_of(lines: Sequence[LogLine], line: LogLine) -> int:
 
 
 def _list_context(lines: Sequence[LogLine], line: LogLine, count: int) -> list[str]:
-    index = _index_of(lines, line)
-    return [other.text for other in lines[max(0, index - count + 1):index + 1]]
+    return [other.text for other in context_lines(lines, line, count)]
 
 
 def with_context(lines: Sequence[LogLine], anchors: Iterable[LogLine], count: int = CONTEXT_LINES) -> list[LogLine]:
