@@ -21,6 +21,7 @@ from ci_triage.core.logs.frames import frames_in
 from ci_triage.core.logs.go_test_passes import passing_test_logs
 from ci_triage.core.logs.matcher import RelevantLines, context_before, context_lines, find_matches, with_context
 from ci_triage.core.logs.launcher_kills import own_kills
+from ci_triage.core.logs.precommit_hooks import first_failed_hook
 from ci_triage.core.logs.passed_steps import (after_failed_step, continued_step_failures, passed_step_failures,
                                                 passed_step_faults, succeeded_steps)
 from ci_triage.core.logs.passed_tests import test_output
@@ -110,6 +111,9 @@ def classify(lines: Sequence[LogLine], rule_set: RuleSet, steps: Iterable[Step] 
         elif winner.category == "network":
             # A wrapper ending a chain of Python tracebacks: the socket error that began it is the root (chained_cause.py).
             root_line = chained_cause(lines, winner.line) or winner.line
+        elif winner.category == "lint_failure":
+            # A later pre-commit hook's finding: the first failed hook's own output is the root (precommit_hooks.py).
+            root_line = first_failed_hook(lines, causes, winner) or winner.line
         root = RootCause(root_line.number, root_line.text, root_line.step)
         return Classification(
             category=winner.category,
