@@ -57,3 +57,35 @@ def test_a_note_with_no_header_above_its_body_stays_the_root_cause():
     result = classify(list(parse_log(_raw(lines))), builtin_rules())
     assert result.rule_id == "clippy-lint"
     assert result.root_cause.line == 3
+
+
+# output of ty check (astral ty, pip) on a file with an unused `type: ignore` and a wrong return type, generated on this
+# machine (sweep s12b), in a GitLab job
+TY = [
+    "$ ty check src",
+    "warning[unused-type-ignore-comment]: Unused blanket `type: ignore` directive",
+    " --> src/extra/ign.py:1:14",
+    "  |",
+    "1 | import json  # type: ignore",
+    "  |              ^^^^^^^^^^^^^^",
+    "help: Remove the unused suppression comment",
+    "",
+    "error[invalid-explicit-return]: Return type does not match returned value",
+    " --> src/extra/ign.py:4:12",
+    "  |",
+    "3 | def f(x: int) -> str:",
+    "  |                  --- Expected `str` because of return type",
+    "4 |     return x  # type: ignore[return-value]",
+    "  |            ^ expected `str`, found `int`",
+    "",
+    "Found 2 diagnostics",
+    "ERROR: Job failed: exit code 1",
+]
+
+
+def test_ty_warning_location_is_no_cause_and_the_errors_header_is_the_root():
+    rules = builtin_rules()
+    raw = "".join(line + "\n" for line in TY)
+    for result in (classify(list(parse_log(raw)), rules), classify(relevant_lines(raw.encode(), rules), rules)):
+        assert result.category == "lint_failure"
+        assert result.root_cause.text == "error[invalid-explicit-return]: Return type does not match returned value"

@@ -15,12 +15,14 @@ from functools import partial
 
 from ci_triage.core.logs.chained_cause import chained_cause
 from ci_triage.core.logs.deep_traces import trace_header
-from ci_triage.core.logs.diagnostic_header import HEADER_RULES, diagnostic_header
+from ci_triage.core.logs.diagnostic_header import (HEADER_RULES, diagnostic_header, python_location_header,
+                                                   python_warning_locations)
 from ci_triage.core.logs.fingerprint import fingerprint
 from ci_triage.core.logs.frames import frames_in
 from ci_triage.core.logs.go_test_passes import passing_test_logs
 from ci_triage.core.logs.matcher import RelevantLines, context_before, context_lines, find_matches, with_context
 from ci_triage.core.logs.launcher_kills import own_kills
+from ci_triage.core.logs.precommit_hooks import first_failed_hook
 from ci_triage.core.logs.passed_steps import (after_failed_step, continued_step_failures, passed_step_failures,
                                                 passed_step_faults, succeeded_steps)
 from ci_triage.core.logs.passed_tests import test_output
@@ -81,6 +83,7 @@ def classify(lines: Sequence[LogLine], rule_set: RuleSet, steps: Iterable[Step] 
     not_causes |= {id(m) for m in other_build_steps(matches, causes)}  # another docker build step's, not the failed one's
     not_causes |= {id(m) for m in gitlab_passed_commands(lines, matches, causes)}  # a GitLab command that went on
     not_causes |= {id(m) for m in after_superseded_cancel(causes)}  # the cancelled job's processes dying of the cancel
+    not_causes |= {id(m) for m in python_warning_locations(lines, causes)}  # a type checker's warning (ty's), no failure
     causes = [m for m in causes if id(m) not in not_causes]
     aborts = shutdown_aborts(lines, causes)  # an idle thread's abort as Python exits on an error: never the cause
     causes = [m for m in causes if all(m is not abort for abort in aborts)]
@@ -110,6 +113,10 @@ def classify(lines: Sequence[LogLine], rule_set: RuleSet, steps: Iterable[Step] 
         elif winner.category == "network":
             # A wrapper ending a chain of Python tracebacks: the socket error that began it is the root (chained_cause.py).
             root_line = chained_cause(lines, winner.line) or winner.line
+        elif winner.category == "lint_failure":
+            # A later pre-commit hook's finding: the first failed hook's own output is the root (precommit_hooks.py);
+            # a Python location line under ty's `error[...]` header: the header says why (diagnostic_header.py).
+            root_line = first_failed_hook(lines, causes, winner) or python_location_header(lines, winner.line) or winner.line
         root = RootCause(root_line.number, root_line.text, root_line.step)
         return Classification(
             category=winner.category,

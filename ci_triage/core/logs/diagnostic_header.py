@@ -7,6 +7,12 @@ clippy::needless-return` implied by `-D warnings``). `clippy-lint` (60-build) ma
 say the finding is clippy's (the header reads like any of rustc's errors, and clippy has hundreds of wordings); the
 header is the line that says why, so it is the root cause: the walk goes back from the note over the diagnostic's
 body (location, excerpt, earlier notes) to its header, and stops at any other line (a blank line ends a diagnostic).
+
+ty (astral's type checker) prints its findings in the same shape (`error[invalid-return-type]: ...`, ` --> app.py:4:12`),
+warnings too (`warning[unused-type-ignore-comment]: ...`), which do not fail the run. `lint-diagnostic` (70-tests)
+matches the location line of a Python file (ruff's full format, whose findings are all errors and whose header has no
+`error:`), so a warning's location printed first was named the root: a location under a `warning[...]` header is no
+cause (`python_warning_locations`), and one under an `error[...]` header names that header (`python_location_header`).
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ import re
 from collections.abc import Sequence
 
 from ci_triage.core.logs.relevant import context_lines
-from ci_triage.core.logs.values import LogLine
+from ci_triage.core.logs.values import LogLine, RuleMatch
 
 HEADER_RULES = frozenset({"clippy-lint"})
 # How far above the note its header may be: a finding's excerpt spans a few lines, a multi-line span a few dozen.
@@ -35,3 +41,26 @@ def diagnostic_header(lines: Sequence[LogLine], note: LogLine) -> LogLine | None
         if not _BODY.match(line.text):
             return None
     return None
+
+
+# ruff's and ty's location line under a finding in a Python file
+_PY_LOCATION = re.compile(r"^\s*--> \S+?\.pyi?:\d+:\d+$")
+
+
+def python_warning_locations(lines: Sequence[LogLine], causes: Sequence[RuleMatch]) -> list[RuleMatch]:
+    """The lint-diagnostic matches on a Python location line whose diagnostic's header is a warning's."""
+    found = []
+    for match in causes:
+        if match.rule_id == "lint-diagnostic" and _PY_LOCATION.match(match.line.text):
+            header = diagnostic_header(lines, match.line)
+            if header is not None and header.text.startswith("warning"):
+                found.append(match)
+    return found
+
+
+def python_location_header(lines: Sequence[LogLine], location: LogLine) -> LogLine | None:
+    """The `error[...]` header above a Python location line (ty's), which says why; None for ruff's."""
+    if not _PY_LOCATION.match(location.text):
+        return None
+    header = diagnostic_header(lines, location)
+    return header if header is not None and header.text.startswith("error") else None
