@@ -119,6 +119,7 @@ def test_the_first_failing_tests_own_network_error_or_crash_stays_the_cause(line
     "    Expected 'connect ETIMEDOUT 140.82.112.3:443' to equal 'cached'.",
     "+   status: 'ECONNRESET'",
     "    client_test.go:8: Status(503) should be retried transparently, got error: upstream returned 503 Service Unavailable",
+    "+'HTTP/1.1 503 Service Unavailable'",
 ])
 def test_a_tests_own_comparison_quoting_a_network_error_is_no_network_fault(line):
     result = classify_both("--- FAIL: TestStatus (0.00s)\n" + line + "\nFAIL\n")
@@ -155,3 +156,11 @@ def test_vitests_unhandled_error_is_named_by_its_own_line_not_the_summary():
     # without its banner (a log cut above it) the note itself is the root
     cut = classify_both("".join(line + "\n" for line in VITEST_UNHANDLED[7:]))
     assert cut.root_cause.text.startswith("This error originated in")
+
+
+def test_bats_diagnostic_quoting_curls_own_error_is_the_network_fault():
+    # bats 1.8.2 prints a failed test's output behind "# " (TAP diagnostics); a comment's "# " is no such line
+    log = ("1..1\nnot ok 1 mirror is reachable\n# (in test file net.bats, line 4)\n#   `[ \"$status\" -eq 0 ]' failed\n"
+           "# curl: (6) Could not resolve host: deb.nodesource.com\n")
+    result = classify_both(log)
+    assert result.category == "network" and result.root_cause.text == "# curl: (6) Could not resolve host: deb.nodesource.com"
