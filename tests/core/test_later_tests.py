@@ -90,7 +90,34 @@ CTEST_LATER_SEGFAULT = [
 ]
 
 
+NODE_TEST_LATER_QUOTE = [
+    "✖ builds the url (1.94181ms)",
+    "  AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:",
+    "      at TestContext.<anonymous> (/work/js/nt3.test.js:3:39)",
+    "",
+    "✖ maps errors (0.284481ms)",
+    "  AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:",
+    "      at TestContext.<anonymous> (/work/js/nt3.test.js:4:36)",
+    "    generatedMessage: true,",
+    "    code: 'ERR_ASSERTION',",
+    "    error: 'read ECONNRESET while draining the socket',",
+    "  }",
+    "ℹ fail 2",
+]
+VITEST_LATER_QUOTE = [
+    " FAIL  vt2/api.test.mjs > api client > builds the url",
+    "AssertionError: expected 'v1/users' to be 'v2/users' // Object.is equality",
+    "",
+    " FAIL  vt2/api.test.mjs > api client > maps errors",
+    "Error: getaddrinfo EAI_AGAIN registry.npmjs.org",
+    "",
+    "      Tests  2 failed (2)",
+]
+
+
 @pytest.mark.parametrize("lines, category, root", [
+    (NODE_TEST_LATER_QUOTE, "test_failure", "✖ builds the url (1.94181ms)"),
+    (VITEST_LATER_QUOTE, "test_failure", " FAIL  vt2/api.test.mjs > api client > builds the url"),
     (GO_LATER_PANIC, "test_failure", "--- FAIL: TestTotal (0.00s)"),
     (LIBTEST_LATER_QUOTE, "test_failure", "test tests::parses_decimal ... FAILED"),
     (MINITEST_LATER_ERROR, "test_failure", "InvoiceTest#test_total [test/invoice_test.rb:7]:"),
@@ -120,6 +147,9 @@ def test_the_first_failing_tests_own_network_error_or_crash_stays_the_cause(line
     "+   status: 'ECONNRESET'",
     "    client_test.go:8: Status(503) should be retried transparently, got error: upstream returned 503 Service Unavailable",
     "+'HTTP/1.1 503 Service Unavailable'",
+    "    actual: 'read ECONNRESET',",
+    "      4|   it('maps errors', () => { expect('getaddrinfo EAI_AGAIN registry.npm…",
+    "     > 4 |     const err = { code: 'ECONNREFUSED', message: 'connect ECONNREFUSED 10.1.2.3:5432' };",
 ])
 def test_a_tests_own_comparison_quoting_a_network_error_is_no_network_fault(line):
     result = classify_both("--- FAIL: TestStatus (0.00s)\n" + line + "\nFAIL\n")

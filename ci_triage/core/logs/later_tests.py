@@ -2,7 +2,8 @@
 
 A test runner that reports several failures prints them one after another, each under a header of its own: go test's
 `--- FAIL: TestX (0.00s)` (its `=== RUN   TestX` under -v), libtest's `---- tests::x stdout ----` block in the failures
-section, googletest's `[ RUN      ] Suite.Test`, the numbered failures of minitest (`  2) Error:`), RSpec (`  2) Invoice
+section, googletest's `[ RUN      ] Suite.Test`, jest's `● suite › test`, vitest's `FAIL  a.test.ts > suite > test`,
+node:test's `✖ test (2.02ms)`, the numbered failures of minitest (`  2) Error:`), RSpec (`  2) Invoice
 adds tax`), mocha (`  2) suite`) and jasmine (`2) suite spec`), ctest's per-test verdicts (`2/5 Test #2: x ...***Exception:
 SegFault`). Rules see one line at a time and a network or crash rule ranks above every test rule, so the words of a later
 test's report (a test quoting `503 Service Unavailable` or `ECONNRESET` in its own assertion, another package's panic, a
@@ -11,7 +12,7 @@ pytest FAILED after a port clash is the port clash, and the converse holds too).
 
 A `network` or `crash` match is set aside when the report block it lies in is not the first of its run: the nearest such
 header above it (within reach) has a header of the same runner above it (a go test `--- FAIL:` other than its parent's, a
-libtest block, a googletest `[  FAILED  ]` verdict, a numbered failure whose number is above 1 under a `1)` header, an
+libtest block, a jest, vitest or node:test header, a googletest `[  FAILED  ]` verdict, a numbered failure whose number is above 1 under a `1)` header, an
 earlier ctest failure verdict, or entry of its list of failed tests). A match in the first failing test's own report stays: a test that really could not reach
 its host (`dial tcp: lookup ... no such host` under the first `--- FAIL:`) is the network's fault. The machine's own
 reports (runner lost, timeouts, memory, disk) are never touched, and neither is pytest's report.
@@ -35,6 +36,11 @@ _LIBTEST_BLOCK = re.compile(r"^---- (\S+) stdout ----$")
 _GTEST_RUN = re.compile(r"^\[ RUN      \] \S+")
 _GTEST_FAILED = re.compile(r"^\[  FAILED  \] \S+ \(\d+ ms\)$")
 _NUMBERED = re.compile(r"^\s*(\d+)\) \S")
+# jest's failure header ("  ● suite › test"; not its console block's or a suite's load failure), vitest's ("FAIL  a.test.ts >
+# suite > test"), node:test's spec reporter ("✖ test name (2.02ms)")
+_JEST = re.compile(r"^\s*● (?!Console$|Test suite failed to run)\S")
+_VITEST = re.compile(r"^\s?FAIL  \S+\.[cm]?[jt]sx? > \S")
+_NODE_TEST = re.compile(r"^\s*✖ \S.* \(\d+(?:\.\d+)?m?s\)$")
 _CTEST_BAD = re.compile(r"^\s*(?:\d+/\d+ )?Test +#\d+: \S+ \.+\*\*\*(?:Failed|Timeout|Exception)\b")
 # ctest's list under "The following tests FAILED:" ("  2 - crash_test (SEGFAULT)")
 _CTEST_LIST = re.compile(r"^\s+\d+ - \S+ \((?:Failed|Timeout|SEGFAULT|ILLEGAL|BUS_ERROR|NUMERICAL|OTHER_FAULT|Subprocess aborted|Exception|Child aborted)\)$")
@@ -72,6 +78,9 @@ def _later_block(above: Sequence[str]) -> bool:
             return any(_match(_GO_FAIL, t) for t in earlier)
         if _match(_LIBTEST_BLOCK, text):
             return any(_match(_LIBTEST_BLOCK, t) for t in earlier)
+        for header in (_JEST, _VITEST, _NODE_TEST):
+            if _match(header, text):
+                return any(_match(header, t) for t in earlier)
         if _match(_GTEST_RUN, text):
             return any(_match(_GTEST_FAILED, t) for t in earlier)
         numbered = _match(_NUMBERED, text)
