@@ -194,3 +194,30 @@ def test_bats_diagnostic_quoting_curls_own_error_is_the_network_fault():
            "# curl: (6) Could not resolve host: deb.nodesource.com\n")
     result = classify_both(log)
     assert result.category == "network" and result.root_cause.text == "# curl: (6) Could not resolve host: deb.nodesource.com"
+
+
+@pytest.mark.parametrize("title", [
+    "  ✕ reports a friendly message on ENOSPC (5 ms)",
+    "  ● api › retries on ECONNRESET",
+    "     × retries on ECONNRESET 5ms",
+    "✖ retries on ECONNRESET (1.2ms)",
+    "not ok 1 - handles ECONNRESET",
+])
+def test_a_test_title_carrying_a_familys_words_is_the_tests_failure(title):
+    # jest 30.5, vitest 4.1, node 20's test runner and TAP name the failing test on these lines; the title reports nothing
+    result = classify_both(title + "\n")
+    assert result.category == "test_failure" and result.root_cause.text == title
+
+
+def test_a_received_value_quoting_enospc_is_no_full_disk():
+    # jest 30.5's report of a failing toBe (real output made here, sweep s13b)
+    lines = ["  ● reports a friendly message on ENOSPC", "", "    expect(received).toBe(expected) // Object.is equality", "",
+             '    Expected: "The disk is full. Free some space and retry."', '    Received: "ENOSPC: no space left on device, write"',
+             "", "      at Object.toBe (jt3/fs.test.js:3:15)"]
+    result = classify_both("".join(line + "\n" for line in lines))
+    assert result.category == "test_failure" and result.root_cause.text == lines[0]
+
+
+def test_a_spinners_cross_without_a_duration_is_still_the_network_error():
+    result = classify_both("✖ Failed to download Chromium: read ECONNRESET\n")
+    assert result.category == "network"
