@@ -15,6 +15,8 @@ from functools import partial
 
 from ci_triage.core.logs.chained_cause import chained_cause
 from ci_triage.core.logs.deep_traces import trace_header
+from ci_triage.core.logs.later_tests import later_test_reports
+from ci_triage.core.logs.vitest_errors import UNHANDLED_RULES, unhandled_error_line
 from ci_triage.core.logs.diagnostic_header import (HEADER_RULES, diagnostic_header, python_location_header,
                                                    python_warning_locations)
 from ci_triage.core.logs.fingerprint import fingerprint
@@ -80,6 +82,7 @@ def classify(lines: Sequence[LogLine], rule_set: RuleSet, steps: Iterable[Step] 
     not_causes |= {id(kill) for kill in own_kills(matches)}  # a launcher killing its own tree, not the OOM killer
     not_causes |= {id(m) for m in passing_test_logs(lines, causes)}  # a passing Go test's t.Log line
     not_causes |= {id(m) for m in test_output(lines, causes)}  # a test's own output: jest's console, an ok test's panic
+    not_causes |= {id(m) for m in later_test_reports(lines, causes)}  # a later failing test's report, not the first cause
     not_causes |= {id(m) for m in other_build_steps(matches, causes)}  # another docker build step's, not the failed one's
     not_causes |= {id(m) for m in gitlab_passed_commands(lines, matches, causes)}  # a GitLab command that went on
     not_causes |= {id(m) for m in after_superseded_cancel(causes)}  # the cancelled job's processes dying of the cancel
@@ -110,6 +113,9 @@ def classify(lines: Sequence[LogLine], rule_set: RuleSet, steps: Iterable[Step] 
         if winner.rule_id in HEADER_RULES:
             # The rule matched a note under the finding; its header above says why (diagnostic_header.py).
             root_line = diagnostic_header(lines, winner.line) or winner.line
+        elif winner.rule_id in UNHANDLED_RULES:
+            # vitest's note under an error thrown outside any test: the error line under its banner (vitest_errors.py).
+            root_line = unhandled_error_line(lines, winner.line) or winner.line
         elif winner.category == "network":
             # A wrapper ending a chain of Python tracebacks: the socket error that began it is the root (chained_cause.py).
             root_line = chained_cause(lines, winner.line) or winner.line

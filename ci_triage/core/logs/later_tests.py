@@ -1,0 +1,99 @@
+"""A network error or a crash printed in a later failing test's report is not the log's first cause.
+
+A test runner that reports several failures prints them one after another, each under a header of its own: go test's
+`--- FAIL: TestX (0.00s)` (its `=== RUN   TestX` under -v), libtest's `---- tests::x stdout ----` block in the failures
+section, googletest's `[ RUN      ] Suite.Test`, jest's `● suite › test`, vitest's `FAIL  a.test.ts > suite > test`,
+node:test's `✖ test (2.02ms)`, the numbered failures of minitest (`  2) Error:`), RSpec (`  2) Invoice
+adds tax`), mocha (`  2) suite`) and jasmine (`2) suite spec`), ctest's per-test verdicts (`2/5 Test #2: x ...***Exception:
+SegFault`). Rules see one line at a time and a network or crash rule ranks above every test rule, so the words of a later
+test's report (a test quoting `503 Service Unavailable` or `ECONNRESET` in its own assertion, another package's panic, a
+later ctest test's segfault) outranked the first test's failure, which is the first cause (the labelling convention: a
+pytest FAILED after a port clash is the port clash, and the converse holds too).
+
+A `network` or `crash` match is set aside when the report block it lies in is not the first of its run: the nearest such
+header above it (within reach) has a header of the same runner above it (a go test `--- FAIL:` other than its parent's, a
+libtest block, a jest, vitest or node:test header, a googletest `[  FAILED  ]` verdict, a numbered failure whose number is above 1 under a `1)` header, an
+earlier ctest failure verdict, or entry of its list of failed tests). A match in the first failing test's own report stays: a test that really could not reach
+its host (`dial tcp: lookup ... no such host` under the first `--- FAIL:`) is the network's fault. The machine's own
+reports (runner lost, timeouts, memory, disk) are never touched, and neither is pytest's report.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from ci_triage.core.logs.framing import unframed
+from ci_triage.core.logs.relevant import context_before
+from ci_triage.core.logs.values import LogLine, RuleMatch
+
+SET_ASIDE = frozenset({"network", "crash"})
+_REACH = 400
+_NUMBERED_REACH = 80
+_GO_FAIL = re.compile(r"^\s*--- FAIL: (\S+) \(\d")
+_GO_RUN = re.compile(r"^=== RUN\s+(\S+)\s*$")
+_LIBTEST_BLOCK = re.compile(r"^---- (\S+) stdout ----$")
+_GTEST_RUN = re.compile(r"^\[ RUN      \] \S+")
+_GTEST_FAILED = re.compile(r"^\[  FAILED  \] \S+ \(\d+ ms\)$")
+_NUMBERED = re.compile(r"^\s*(\d+)\) \S")
+# jest's failure header ("  ● suite › test"; not its console block's or a suite's load failure), vitest's ("FAIL  a.test.ts >
+# suite > test"), node:test's spec reporter ("✖ test name (2.02ms)")
+_JEST = re.compile(r"^\s*● (?!Console$|Test suite failed to run)\S")
+_VITEST = re.compile(r"^\s?FAIL  \S+\.[cm]?[jt]sx? > \S")
+_NODE_TEST = re.compile(r"^\s*✖ \S.* \(\d+(?:\.\d+)?m?s\)$")
+_CTEST_BAD = re.compile(r"^\s*(?:\d+/\d+ )?Test +#\d+: \S+ \.+\*\*\*(?:Failed|Timeout|Exception)\b")
+# ctest's list under "The following tests FAILED:" ("  2 - crash_test (SEGFAULT)")
+_CTEST_LIST = re.compile(r"^\s+\d+ - \S+ \((?:Failed|Timeout|SEGFAULT|ILLEGAL|BUS_ERROR|NUMERICAL|OTHER_FAULT|Subprocess aborted|Exception|Child aborted)\)$")
+
+
+def _texts(text: str) -> tuple[str, ...]:
+    return (text, *unframed(text))
+
+
+def _match(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
+    for t in _texts(text):
+        found = pattern.match(t)
+        if found:
+            return found
+    return None
+
+
+def _later_block(above: Sequence[str]) -> bool:
+    """Whether the last of `above` (a line and the lines before it) lies in a test report that is not its run's first."""
+    for own in (_CTEST_BAD, _CTEST_LIST):
+        if _match(own, above[-1]):
+            return any(_match(own, t) for t in above[:-1])
+    for i in range(len(above) - 2, -1, -1):
+        text = above[i]
+        earlier = above[:i]
+        go = _match(_GO_FAIL, text)
+        if go:
+            name = go.group(1)
+            for t in earlier:
+                other = _match(_GO_FAIL, t)
+                if other and not name.startswith(other.group(1) + "/"):
+                    return True
+            return False
+        if _match(_GO_RUN, text):
+            return any(_match(_GO_FAIL, t) for t in earlier)
+        if _match(_LIBTEST_BLOCK, text):
+            return any(_match(_LIBTEST_BLOCK, t) for t in earlier)
+        for header in (_JEST, _VITEST, _NODE_TEST):
+            if _match(header, text):
+                return any(_match(header, t) for t in earlier)
+        if _match(_GTEST_RUN, text):
+            return any(_match(_GTEST_FAILED, t) for t in earlier)
+        numbered = _match(_NUMBERED, text)
+        if numbered:
+            # (a numbered header is a common shape: it must be near, and a `1)` header of the same indent above it)
+            if int(numbered.group(1)) < 2 or len(above) - i > _NUMBERED_REACH:
+                return False
+            indent = len(numbered.group(0)) - len(numbered.group(0).lstrip())
+            return any(m and m.group(1) == "1" and len(m.group(0)) - len(m.group(0).lstrip()) == indent
+                       for m in (_match(_NUMBERED, t) for t in earlier))
+    return False
+
+
+def later_test_reports(lines: Sequence[LogLine], causes: Sequence[RuleMatch]) -> list[RuleMatch]:
+    """The network and crash matches among `causes` printed in a failing test's report that another test's precedes."""
+    return [m for m in causes if m.category in SET_ASIDE and _later_block(context_before(lines, m.line, _REACH))]
