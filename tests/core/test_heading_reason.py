@@ -88,3 +88,12 @@ def test_a_heading_with_nothing_under_it_stays_the_root_cause():
         assert result.root_cause.line == 1
     for result in _both(["error: warnings found and -Werror specified", "##[error]Process completed with exit code 1."]):
         assert result.root_cause.line == 1
+
+
+def test_a_loaders_wrapper_under_the_webpack_heading_gives_way_to_the_loaders_error():
+    # format of webpack 5 over a loader's failure (its stats printer's heading, NormalModule's ModuleBuildError)
+    lines = ["ERROR in ./src/app.ts 3:4", "Module build failed (from ./node_modules/ts-loader/index.js):",
+             "Error: TypeScript emitted no output for /home/runner/work/app/app/src/app.ts.",
+             "webpack 5.113.0 compiled with 1 error in 250 ms", "##[error]Process completed with exit code 1."]
+    for result in _both(lines):
+        assert result.root_cause.line == 3

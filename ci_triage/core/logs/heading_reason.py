@@ -30,6 +30,7 @@ _BELOW = 6
 _ABOVE = 300
 _CMAKE_HEADING = re.compile(r"^CMake Error at \S+:\d+ \(\w+\):\s*$")
 _WEBPACK_HEADING = re.compile(r"^ERROR in (?:\[[\w-]+\] )?\S+(?::\d+:\d+| \d+:\d+)\s*$")
+_LOADER_WRAPPER = re.compile(r"^Module (?:build failed|Error|Warning) \(from [^)]+\):\s*$")
 _JAVAC_VERDICT = re.compile(r"^(?:(?:error|e): |\[ERROR\] (?:\S+?\.(?:java|kt): )?)warnings found and -Werror specified")
 _JAVAC_WARNING = re.compile(r"^(?:\S+?\.java:\d+: warning: |\[WARNING\] \S+?\.java:\[\d+,\d+\] )")
 # What ends a compile's output going up: a blank line before javac's own output, a command echoed by a shell or a CI
@@ -67,9 +68,14 @@ def heading_reason(lines: Sequence[LogLine], winner: LogLine, matches: Sequence[
         return None
     if _WEBPACK_HEADING.match(text):
         after = _lines_after(lines, winner, matches)
-        if after and after[0].number == winner.number + 1 and after[0].text.strip() and not after[0].text[0].isspace():
-            return after[0]
-        return None
+        if not after or after[0].number != winner.number + 1:
+            return None
+        # a loader's wrapper line ("Module build failed (from ./node_modules/x-loader/...):") says only which loader
+        # failed: its error is on the line after it
+        if _LOADER_WRAPPER.match(after[0].text) and len(after) > 1 and after[1].number == winner.number + 2:
+            after = after[1:]
+        first = after[0].text
+        return after[0] if first.strip() and not first[0].isspace() else None
     if _JAVAC_VERDICT.match(text):
         first = None
         for line in reversed(context_lines(lines, winner, _ABOVE)[:-1]):
