@@ -97,3 +97,17 @@ def test_a_loaders_wrapper_under_the_webpack_heading_gives_way_to_the_loaders_er
              "webpack 5.113.0 compiled with 1 error in 250 ms", "##[error]Process completed with exit code 1."]
     for result in _both(lines):
         assert result.root_cause.line == 3
+
+
+def test_rpmbuilds_failed_source_download_names_curls_answer():
+    # output of rpmbuild 4.18.0 --undefine=_disable_source_fetch, generated on this machine (sweep s13d)
+    lines = ["$ rpmbuild --undefine=_disable_source_fetch -bs python-tinyq.spec",
+             "warning: Downloading https://files.pythonhosted.org/packages/source/t/tinyq/tinyq-9.9.9.tar.gz to "
+             "/builds/acme/tinyq/rpmbuild/SOURCES/tinyq-9.9.9.tar.gz",
+             "curl: (22) The requested URL returned error: 404",
+             "error: Couldn't download https://files.pythonhosted.org/packages/source/t/tinyq/tinyq-9.9.9.tar.gz",
+             "ERROR: Job failed: exit code 1"]
+    for result in _both(lines):
+        assert result.category == "dependency"
+        assert result.rule_id == "package-source-download-failed"
+        assert result.root_cause.line == 3

@@ -13,7 +13,9 @@ Two tools print an error as a heading with the reason on the lines under it:
 
 And javac under `-Werror` fails with `error: warnings found and -Werror specified` after the warnings it made fatal: the
 verdict names none of them, so the first warning of that compile (`App.java:5: warning: [rawtypes] found raw type: List`,
-maven's `[WARNING] /x/App.java:[5,9] ...`) is the root, as gcc's first `-Werror=` diagnostic is.
+maven's `[WARNING] /x/App.java:[5,9] ...`) is the root, as gcc's first `-Werror=` diagnostic is. rpmbuild's `error:
+Couldn't download <url>` follows curl's own line for the fetch (`curl: (22) The requested URL returned error: 404`),
+which says what the server answered: that line is the root.
 """
 
 from __future__ import annotations
@@ -24,13 +26,15 @@ from collections.abc import Sequence
 from ci_triage.core.logs.relevant import RelevantLines, context_lines
 from ci_triage.core.logs.values import LogLine, RuleMatch
 
-HEADING_RULES = frozenset({"compiler-error", "compile-failed-summary"})
+HEADING_RULES = frozenset({"compiler-error", "compile-failed-summary", "package-source-download-failed"})
 # How far below a heading its reason may be (a blank line or two between them), and above javac's verdict its warnings
 _BELOW = 6
 _ABOVE = 300
 _CMAKE_HEADING = re.compile(r"^CMake Error at \S+:\d+ \(\w+\):\s*$")
 _WEBPACK_HEADING = re.compile(r"^ERROR in (?:\[[\w-]+\] )?\S+(?::\d+:\d+| \d+:\d+)\s*$")
 _LOADER_WRAPPER = re.compile(r"^Module (?:build failed|Error|Warning) \(from [^)]+\):\s*$")
+_RPM_DOWNLOAD = re.compile(r"^error: Couldn't download \S+")
+_CURL_ERROR = re.compile(r"^curl: \(\d+\) \S")
 _JAVAC_VERDICT = re.compile(r"^(?:(?:error|e): |\[ERROR\] (?:\S+?\.(?:java|kt): )?)warnings found and -Werror specified")
 _JAVAC_WARNING = re.compile(r"^(?:\S+?\.java:\d+: warning: |\[WARNING\] \S+?\.java:\[\d+,\d+\] )")
 # What ends a compile's output going up: a blank line before javac's own output, a command echoed by a shell or a CI
@@ -76,6 +80,12 @@ def heading_reason(lines: Sequence[LogLine], winner: LogLine, matches: Sequence[
             after = after[1:]
         first = after[0].text
         return after[0] if first.strip() and not first[0].isspace() else None
+    if _RPM_DOWNLOAD.match(text):
+        # curl's own report just above rpmbuild's verdict says what the server answered
+        for line in reversed(context_lines(lines, winner, 4)[:-1]):
+            if _CURL_ERROR.match(line.text):
+                return line
+        return None
     if _JAVAC_VERDICT.match(text):
         first = None
         for line in reversed(context_lines(lines, winner, _ABOVE)[:-1]):
