@@ -22,6 +22,7 @@ from ci_triage.core.logs.diagnostic_header import (HEADER_RULES, diagnostic_head
 from ci_triage.core.logs.fingerprint import fingerprint
 from ci_triage.core.logs.frames import frames_in
 from ci_triage.core.logs.go_test_passes import passing_test_logs
+from ci_triage.core.logs.heading_reason import HEADING_RULES, heading_reason
 from ci_triage.core.logs.matcher import RelevantLines, context_before, context_lines, find_matches, with_context
 from ci_triage.core.logs.launcher_kills import own_kills
 from ci_triage.core.logs.precommit_hooks import first_failed_hook
@@ -116,6 +117,10 @@ def classify(lines: Sequence[LogLine], rule_set: RuleSet, steps: Iterable[Step] 
         elif winner.rule_id in UNHANDLED_RULES:
             # vitest's note under an error thrown outside any test: the error line under its banner (vitest_errors.py).
             root_line = unhandled_error_line(lines, winner.line) or winner.line
+        elif winner.rule_id in HEADING_RULES:
+            # CMake's and webpack's heading says where, the line under it why; javac's -Werror verdict, its first
+            # warning (heading_reason.py).
+            root_line = heading_reason(lines, winner.line, matches) or winner.line
         elif winner.category == "network":
             # A wrapper ending a chain of Python tracebacks: the socket error that began it is the root (chained_cause.py).
             root_line = chained_cause(lines, winner.line) or winner.line

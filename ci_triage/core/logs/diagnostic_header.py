@@ -23,7 +23,8 @@ from collections.abc import Sequence
 from ci_triage.core.logs.relevant import context_lines
 from ci_triage.core.logs.values import LogLine, RuleMatch
 
-HEADER_RULES = frozenset({"clippy-lint"})
+# (and cargo-manifest-error: cargo prints a Cargo.toml parse error as a diagnostic, its location line under the header)
+HEADER_RULES = frozenset({"clippy-lint", "cargo-manifest-error"})
 # How far above the note its header may be: a finding's excerpt spans a few lines, a multi-line span a few dozen.
 _REACH = 60
 _HEADER = re.compile(r"^(?:error|warning)(?:\[[\w:-]+\])?: \S")
