@@ -34,6 +34,8 @@ from ci_triage.core.logs.rules import builtin_rules
     ("[2024-05-01 12:34:56] boom", ("boom",)),
     ("web-1  | boom", ("boom",)),
     ("[gw3] boom", ("boom",)),
+    # Taskcluster generic-worker's error level (workers/generic-worker/main.go)
+    ("[taskcluster:error] Aborting task...", ("Aborting task...",)),
     # Jenkins timestamper's time of day (a copied console), and its elapsed form with milliseconds
     ("10:00:09  FAILED tests/a.py::t - assert 2 == 0", ("FAILED tests/a.py::t - assert 2 == 0",)),
     ("00:28:47.123 FATAL: boom", ("FATAL: boom", "boom")),
@@ -64,7 +66,10 @@ FRAMINGS = ["{}", "##[error]{}", "2024-05-01T12:34:56.1234567Z ##[error]{}", "ER
             "[linux-build] {}", "    {}", "\t{}", "> {}", "`{}`", '"{}"', "12\t{}", "\x1b[31m{}\x1b[0m",
             " 45%|####5     | 45/100\r{}", "2024-05-01 12:34:56,789 - root - ERROR - {}",
             "ERROR 05-01 12:34:56 [engine.py:123] {}", "E0501 12:34:56.789012 12345 engine.cc:12] {}",
-            "[2024-05-01 12:34:56] {}", "web-1  | {}", "[gw3] {}", "10:00:09  {}"]
+            "[2024-05-01 12:34:56] {}", "web-1  | {}", "[gw3] {}", "10:00:09  {}",
+            # Zuul's job-output (a node's line ends with a space), Taskcluster's run-task and worker, tkn logs
+            "2024-05-01 12:34:56.789012 | ubuntu-noble | {} ", "2024-05-01 12:34:56.789012 | {}",
+            "[task 2024-05-01T12:34:56.789Z] {}", "[taskcluster:error] {}", "[unit-tests : pytest] {}"]
 
 
 @pytest.mark.parametrize("framing", FRAMINGS)

@@ -12,8 +12,9 @@ docker compose's `web-1  | `, indentation, line numbers pasted with a tab or
 `|`, a quote (`> `), or backticks/quotes around the whole line. `unframed(text)` is the text with that
 framing peeled off (None when the line has none); `Rule.match` tries a pattern on the line as it is and
 then on its unframed text, so one rule holds under every framing. The runner's timestamp, Buildkite's,
-Jenkins timestamper's and Bamboo's prefixes, ANSI codes and `\\r` progress are removed earlier, by the
-line parser (logparse.split_line).
+Jenkins timestamper's, Bamboo's, TeamCity's, Zuul's (`<time> | <host> | `), Taskcluster's (`[task <ISO time>] `) and
+`tkn logs`' (`[task : step] `) prefixes, ANSI codes and `\\r` progress are removed earlier, by the line parser
+(logparse.split_line).
 
 Only framing is peeled: warnings and notices stay framed (`[WARNING] `, `##[warning]`), so a warning
 that quotes an error does not become one; pytest's `E   ` stays (an exception on an E line is the
@@ -34,6 +35,7 @@ _DATE_TIME = r"[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}(?:[.,][0
 _TIME = r"[0-9]{2}:[0-9]{2}:[0-9]{2}(?:[.,][0-9]+)?"
 _FRAME = re.compile(
     r"(?P<level>\[(?:ERROR|FATAL|CRITICAL|error|fatal)\] "
+    r"|\[[a-z][\w-]{0,30}:error\] "  # a worker's own error level: Taskcluster's generic-worker '[taskcluster:error] '
     r"|(?:CRITICAL|ERROR|FATAL):[\w.-]*:"  # Python logging's default format
     # vLLM's and glog's: 'ERROR 05-01 12:34:56 [engine.py:12] ', 'E0501 12:34:56.789 123 file.cc:12] '
     r"|(?:ERROR|CRITICAL|FATAL) [0-9]{2}-[0-9]{2} " + _TIME + r" \[[\w.-]+:[0-9]+\] "
