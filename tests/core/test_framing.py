@@ -36,6 +36,12 @@ from ci_triage.core.logs.rules import builtin_rules
     ("[gw3] boom", ("boom",)),
     # Taskcluster generic-worker's error level (workers/generic-worker/main.go)
     ("[taskcluster:error] Aborting task...", ("Aborting task...",)),
+    # the journal's short format (a self-hosted runner's service), and Go's log package timestamp
+    ("Dec 06 14:10:00 ci-runner-4 runsvc.sh[1187]: FAILED tests/a.py::t", ("FAILED tests/a.py::t",)),
+    ("Dec  6 14:10:00 ci-runner-4 kernel: x", ("x",)),
+    ("2024/05/01 12:34:56.789012 boom", ("boom",)),
+    ("2024/05-01 12:34:56 mixed separators", ()),
+    ("December 6 is not a journal line", ()),
     # Jenkins timestamper's time of day (a copied console), and its elapsed form with milliseconds
     ("10:00:09  FAILED tests/a.py::t - assert 2 == 0", ("FAILED tests/a.py::t - assert 2 == 0",)),
     ("00:28:47.123 FATAL: boom", ("FATAL: boom", "boom")),
@@ -69,7 +75,9 @@ FRAMINGS = ["{}", "##[error]{}", "2024-05-01T12:34:56.1234567Z ##[error]{}", "ER
             "[2024-05-01 12:34:56] {}", "web-1  | {}", "[gw3] {}", "10:00:09  {}",
             # Zuul's job-output (a node's line ends with a space), Taskcluster's run-task and worker, tkn logs
             "2024-05-01 12:34:56.789012 | ubuntu-noble | {} ", "2024-05-01 12:34:56.789012 | {}",
-            "[task 2024-05-01T12:34:56.789Z] {}", "[taskcluster:error] {}", "[unit-tests : pytest] {}"]
+            "[task 2024-05-01T12:34:56.789Z] {}", "[taskcluster:error] {}", "[unit-tests : pytest] {}",
+            # Cloud Build, kubectl logs --prefix, the journal
+            'Step #2 - "unit-tests": {}', "[pod/e2e-7c9f/app] {}", "Dec 06 14:10:00 ci-runner-4 runsvc.sh[1187]: {}"]
 
 
 @pytest.mark.parametrize("framing", FRAMINGS)

@@ -49,14 +49,18 @@ _STAMPED_LINE = re.compile(rb"(?m)^" + _STAMP_BYTES)
 # `{host} | {line} ` (`host -> delegate` when delegated); Taskcluster's generic-worker `[taskcluster <ISO time>] `
 # (its `[taskcluster:warn <ISO time>] ` too; workers/generic-worker/main.go) and the same shape from the task's
 # own scripts (Gecko's run-task prints its command's output as `[task <ISO time>] `, and `[vcs ...] `, `[fetches ...] `);
-# and `tkn pipelinerun/taskrun logs` (Tekton's CLI) `[task : step] `: so a rule anchored at a tool's own output sees it.
+# `tkn pipelinerun/taskrun logs` (Tekton's CLI) `[task : step] `; Google Cloud Build's step prefix (`Step #2 - "unit-tests": `,
+# `Step #2: ` for a step without an id); and `kubectl logs --prefix`' `[pod/<pod>/<container>] `
+# (staging/src/k8s.io/kubectl/pkg/cmd/logs): so a rule anchored at a tool's own output sees it.
 _CI_PREFIX = re.compile(rb"\[[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?Z\] "
                         rb"|(?:build|error|simple|command)\t[0-9]{2}-[A-Z][a-z]{2}-[0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2}\t"
                         rb"|\[[0-9]{2}:[0-9]{2}:[0-9]{2}\][ iWEF]:\t[ \t]*(?:\[Step [0-9]+/[0-9]+\] )?"
                         rb"|[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{6})? \| "
                         rb"(?:[\w.:@-]{1,64}(?: -> [\w.:@-]{1,64})? \| )?"
                         rb"|\[[a-z][\w:.-]{0,30} [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?Z\] "
-                        rb"|\[[\w.-]{1,63} : [\w.-]{1,63}\] ")
+                        rb"|\[[\w.-]{1,63} : [\w.-]{1,63}\] "
+                        rb'|Step #[0-9]{1,4}(?: - "[^"\n]{1,200}")?: ?'
+                        rb"|\[pod/[\w.-]{1,253}/[\w.-]{1,63}\] ")
 # GitLab Runner's per-line metadata after its own timestamp (FF_TIMESTAMPS, runner >= 17): two hex digits of
 # stream id, the stream (`O` stdout, `E` stderr) and a flag (`+` continues the line before, else a space), then
 # the text: `2024-12-06T10:00:00.123456Z 00O Running with gitlab-runner`. Cut only after a timestamp.
