@@ -142,6 +142,10 @@ def test_a_test_failure_behind_jenkins_time_prefix_outranks_the_interrupt() -> N
     "##[error]Bash exited with code '1'.",
     "[10:00:02]E:\t [Step 1/2] Process exited with code 1",
     "nox > Command python validate.py failed with exit code 1",
+    'ERROR: build step 1 "python:3.11" failed: step exited with non-zero status: 1',
+    'task validate has failed: "step-validate" exited with code 1',
+    "[taskcluster 2024-01-02T03:04:05.678Z]    Exit Code: 1",
+    "[Container] 2024/01/02 03:04:05.678901 Command did not exit successfully python validate.py exit status 1",
 ])
 def test_other_ci_systems_exit_lines_are_boilerplate_for_the_scorer(exit_line: str) -> None:
     # A failure no rule names: the scorer looks above the CI system's exit line, which is not the cause itself.
