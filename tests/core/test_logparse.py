@@ -83,7 +83,7 @@ def test_zuul_taskcluster_tkn_cloud_build_and_kubectl_framing_is_cut_off():
            "Step #0: error[E0308]: mismatched types\n"
            "[pod/widgets-e2e-7c9f/app] --- FAIL: TestX (0.00s)\n")
     assert [l.text for l in parse_log(raw)] == [
-        "ImportError while importing test module '/src/t/test_a.py'. ",
+        "ImportError while importing test module '/src/t/test_a.py'.",
         "RUN END RESULT_TIMED_OUT: [untrusted : opendev.org/acme/w/playbooks/unit.yaml@master]",
         "bad.c:2:26: error: 'x' undeclared", "FAILED tests/test_a.py::test_b - assert 1 == 2", "=== Task Finished ===",
         "Memory usage above 90%", "E   ModuleNotFoundError: No module named 'w'",
