@@ -36,6 +36,10 @@ from ci_triage.core.logs.rules import builtin_rules
     ("[gw3] boom", ("boom",)),
     # Taskcluster generic-worker's error level (workers/generic-worker/main.go)
     ("[taskcluster:error] Aborting task...", ("Aborting task...",)),
+    # mozharness (Taskcluster's Gecko tasks): INFO lines carry a command's output, ERROR is a level, WARNING stays
+    ("03:04:05     INFO -  TEST-UNEXPECTED-FAIL | a.html | x", ("TEST-UNEXPECTED-FAIL | a.html | x",)),
+    ("03:04:05    ERROR - boom", ("boom",)),
+    ("03:04:05  WARNING - boom", ("WARNING - boom",)),
     # the journal's short format (a self-hosted runner's service), and Go's log package timestamp
     ("Dec 06 14:10:00 ci-runner-4 runsvc.sh[1187]: FAILED tests/a.py::t", ("FAILED tests/a.py::t",)),
     ("Dec  6 14:10:00 ci-runner-4 kernel: x", ("x",)),
@@ -77,7 +81,9 @@ FRAMINGS = ["{}", "##[error]{}", "2024-05-01T12:34:56.1234567Z ##[error]{}", "ER
             "2024-05-01 12:34:56.789012 | ubuntu-noble | {} ", "2024-05-01 12:34:56.789012 | {}",
             "[task 2024-05-01T12:34:56.789Z] {}", "[taskcluster:error] {}", "[unit-tests : pytest] {}",
             # Cloud Build, kubectl logs --prefix, the journal
-            'Step #2 - "unit-tests": {}', "[pod/e2e-7c9f/app] {}", "Dec 06 14:10:00 ci-runner-4 runsvc.sh[1187]: {}"]
+            'Step #2 - "unit-tests": {}', "[pod/e2e-7c9f/app] {}", "Dec 06 14:10:00 ci-runner-4 runsvc.sh[1187]: {}",
+            # mozharness inside Taskcluster's run-task
+            "[task 2024-05-01T12:34:56.789Z] 12:34:56     INFO -  {}", "[task 2024-05-01T12:34:56.789Z] 12:34:56    ERROR -  {}"]
 
 
 @pytest.mark.parametrize("framing", FRAMINGS)
@@ -146,6 +152,7 @@ def test_a_test_failure_behind_jenkins_time_prefix_outranks_the_interrupt() -> N
     'task validate has failed: "step-validate" exited with code 1',
     "[taskcluster 2024-01-02T03:04:05.678Z]    Exit Code: 1",
     "[Container] 2024/01/02 03:04:05.678901 Command did not exit successfully python validate.py exit status 1",
+    "[task 2024-01-02T03:04:05.678Z] 03:04:05    ERROR - Return code: 1",
 ])
 def test_other_ci_systems_exit_lines_are_boilerplate_for_the_scorer(exit_line: str) -> None:
     # A failure no rule names: the scorer looks above the CI system's exit line, which is not the cause itself.

@@ -6,7 +6,8 @@ tool never wrote: an Azure/Actions `##[error]` annotation, a launcher's rank or 
 (`[rank0]: `, `(RayWorker pid=123) `, Open MPI's `[1,0]<stderr>:`, torchrun's `[default0]:`), docker
 build's BuildKit step prefix (`#8 12.34 `), a Jenkins parallel branch's `[linux-build] `, a log level
 (`[ERROR] `, `ERROR: `, Python logging's `ERROR:root:` and `- name - ERROR - `, vLLM's
-`ERROR 05-01 12:34:56 [file.py:12] `, glog's `E0501 12:34:56.789 123 file.cc:12] `), a logger's timestamp
+`ERROR 05-01 12:34:56 [file.py:12] `, glog's `E0501 12:34:56.789 123 file.cc:12] `, mozharness's
+`03:04:05    ERROR - `, and its `INFO - ` lines that carry a command's output), a logger's timestamp
 (ISO's or Go's `2024/05/01 12:34:56 `), the journal's short format (`Dec 06 14:10:00 host runsvc.sh[1187]: `, a
 self-hosted runner's service log),
 Jenkins timestamper's time of day (`10:00:09  `, as a copied console shows it),
@@ -44,13 +45,18 @@ _FRAME = re.compile(
     r"|(?:ERROR|CRITICAL|FATAL) [0-9]{2}-[0-9]{2} " + _TIME + r" \[[\w.-]+:[0-9]+\] "
     r"|[EF][0-9]{4} " + _TIME + r" +[0-9]+ [\w.-]+:[0-9]+\] "
     r"|(?:ERROR|FATAL|CRITICAL)(?::| \|)? (?=\S)"
-    r"|-?(?: ?[\w.-]{1,60} -)? (?:ERROR|CRITICAL|FATAL) - )"  # '%(asctime)s - %(name)s - %(levelname)s - '
+    r"|-?(?: ?[\w.-]{1,60} -)? (?:ERROR|CRITICAL|FATAL) - "  # '%(asctime)s - %(name)s - %(levelname)s - '
+    # mozharness (Taskcluster's Gecko tasks: '%(asctime)s %(levelname)8s - %(message)s', the time as %H:%M:%S)
+    r"|" + _TIME + r" +(?:ERROR|CRITICAL|FATAL) - )"
     r"|\s{1,200}"
     r"|##\[error\]"
     r"|\[?" + _DATE_TIME + r"\]?,? "  # a logger's timestamp, bracketed or not
     r"|\[" + _TIME + r"\] "
     # the journal's and syslog's short format (journalctl -o short, RFC 3164): 'Dec 06 14:10:00 ci-runner-4 runsvc.sh[1234]: '
     r"|(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ 0-3][0-9] " + _TIME + r" [\w.-]{1,64} [\w.@/-]{1,64}(?:\[[0-9]{1,10}\])?: "
+    # mozharness's INFO and DEBUG lines carry its commands' own output ('03:04:05     INFO -  TEST-UNEXPECTED-FAIL | ...');
+    # its WARNING lines stay framed
+    r"|" + _TIME + r" +(?:INFO|DEBUG) - "
     # Jenkins timestamper's time of day before a console line, as a copied console shows it ('10:00:09  FAILED ...')
     # (the timestamper writes two spaces; the tool's own indentation after them is the next peel's)
     r"|" + _TIME + r"(?: (?=\S)|  (?=\s*\S))"
