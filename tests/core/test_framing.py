@@ -34,6 +34,8 @@ from ci_triage.core.logs.rules import builtin_rules
     ("[2024-05-01 12:34:56] boom", ("boom",)),
     ("web-1  | boom", ("boom",)),
     ("[gw3] boom", ("boom",)),
+    # a Jenkins parallel branch before a tool's indented line (cmake's message body)
+    ("[linux-build]   Cannot find source file:", ("Cannot find source file:",)),
     # Taskcluster generic-worker's error level (workers/generic-worker/main.go)
     ("[taskcluster:error] Aborting task...", ("Aborting task...",)),
     # mozharness (Taskcluster's Gecko tasks): INFO lines carry a command's output, ERROR is a level, WARNING stays

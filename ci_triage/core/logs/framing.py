@@ -69,7 +69,8 @@ _FRAME = re.compile(
     r"|\([\w.-]{1,40}(?: rank=\d{1,6})? pid=\d{1,9}(?:, ip=[\d.]{1,40})?\) "  # Ray / vLLM worker processes
     r"|[\w.-]{1,40}[-_][0-9]{1,4} {1,8}\| "  # docker compose's service prefix ('web-1  | ')
     # a Jenkins parallel branch, a job or container tag (not a level: warnings stay framed)
-    r"|\[(?!(?:WARN(?:ING)?|INFO|DEBUG|NOTICE|TRACE|warn(?:ing)?|info|debug)\])[A-Za-z][\w.-]{0,39}\] (?=\S)"
+    # (the tool's own indentation after it is the next peel's: cmake's '  Cannot find source file:')
+    r"|\[(?!(?:WARN(?:ING)?|INFO|DEBUG|NOTICE|TRACE|warn(?:ing)?|info|debug)\])[A-Za-z][\w.-]{0,39}\] (?=\s*\S)"
     r"|\d{1,6}(?:\t| ?\| )(?=\S)"  # pasted line numbers
     # a quote ('> '), of an indented line too ('>   ✕ test'); pytest's '>' before the failing source line is
     # peeled the same way, and leaves code, which a message's pattern refuses as it does any code
