@@ -156,6 +156,7 @@ def test_a_test_failure_behind_jenkins_time_prefix_outranks_the_interrupt() -> N
     "[Container] 2024/01/02 03:04:05.678901 Command did not exit successfully python validate.py exit status 1",
     "[task 2024-01-02T03:04:05.678Z] 03:04:05    ERROR - Return code: 1",
     "##[error]Exit code 1 returned from process: file name '/usr/bin/docker', arguments 'exec -i b1c2 sh -c \"python validate.py\"'.",
+    'The command "python validate.py" failed and exited with 1 during .',
 ])
 def test_other_ci_systems_exit_lines_are_boilerplate_for_the_scorer(exit_line: str) -> None:
     # A failure no rule names: the scorer looks above the CI system's exit line, which is not the cause itself.
