@@ -36,6 +36,10 @@ from ci_triage.core.logs.rules import builtin_rules
     ("[gw3] boom", ("boom",)),
     # a Jenkins parallel branch before a tool's indented line (cmake's message body)
     ("[linux-build]   Cannot find source file:", ("Cannot find source file:",)),
+    # Nix's build log under -L (progress-bar.cc: '<name>> ', '<name> (post)> ')
+    ("python3.11-widgets> FAILED tests/a.py::t", ("FAILED tests/a.py::t",)),
+    ("widgets (post)> boom", ("boom",)),
+    ("a -> b", ()),
     # Taskcluster generic-worker's error level (workers/generic-worker/main.go)
     ("[taskcluster:error] Aborting task...", ("Aborting task...",)),
     # mozharness (Taskcluster's Gecko tasks): INFO lines carry a command's output, ERROR is a level, WARNING stays
@@ -85,7 +89,9 @@ FRAMINGS = ["{}", "##[error]{}", "2024-05-01T12:34:56.1234567Z ##[error]{}", "ER
             # Cloud Build, kubectl logs --prefix, the journal
             'Step #2 - "unit-tests": {}', "[pod/e2e-7c9f/app] {}", "Dec 06 14:10:00 ci-runner-4 runsvc.sh[1187]: {}",
             # mozharness inside Taskcluster's run-task
-            "[task 2024-05-01T12:34:56.789Z] 12:34:56     INFO -  {}", "[task 2024-05-01T12:34:56.789Z] 12:34:56    ERROR -  {}"]
+            "[task 2024-05-01T12:34:56.789Z] 12:34:56     INFO -  {}", "[task 2024-05-01T12:34:56.789Z] 12:34:56    ERROR -  {}",
+            # Nix's build log under -L
+            "python3.11-widgets> {}"]
 
 
 @pytest.mark.parametrize("framing", FRAMINGS)

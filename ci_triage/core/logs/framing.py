@@ -11,7 +11,7 @@ build's BuildKit step prefix (`#8 12.34 `), a Jenkins parallel branch's `[linux-
 (ISO's or Go's `2024/05/01 12:34:56 `), the journal's short format (`Dec 06 14:10:00 host runsvc.sh[1187]: `, a
 self-hosted runner's service log),
 Jenkins timestamper's time of day (`10:00:09  `, as a copied console shows it),
-docker compose's `web-1  | `, indentation, line numbers pasted with a tab or
+docker compose's `web-1  | `, Nix's build-log prefix (`widgets> `), indentation, line numbers pasted with a tab or
 `|`, a quote (`> `), or backticks/quotes around the whole line. `unframed(text)` is the text with that
 framing peeled off (None when the line has none); `Rule.match` tries a pattern on the line as it is and
 then on its unframed text, so one rule holds under every framing. The runner's timestamp, Buildkite's,
@@ -75,6 +75,9 @@ _FRAME = re.compile(
     # a quote ('> '), of an indented line too ('>   ✕ test'); pytest's '>' before the failing source line is
     # peeled the same way, and leaves code, which a message's pattern refuses as it does any code
     r"|> (?=\s*\S)"
+    # Nix's build log line under `nix build -L` / `nix flake check -L` (src/libmain/progress-bar.cc: the derivation's name
+    # without its version, then '> ', or ' (post)> ' for a post-build hook): 'python3.11-widgets> FAILED tests/...'
+    r"|[A-Za-z0-9_][\w.+-]{0,99}(?: \(post\))?> (?=\s*\S)"
 )
 # The characters a framing can start with (and compose's ' | '): a line with neither (most lines) costs
 # two look-ups.
@@ -103,7 +106,8 @@ def unframed(text: str) -> tuple[str, ...]:
     if text is last[0]:
         return last[1]
     answer = _NONE
-    if text[:1] in _STARTS or " | " in text[:48] or (text[3:4] == " " and text[:3] in _MONTHS):
+    if (text[:1] in _STARTS or " | " in text[:48] or (text[3:4] == " " and text[:3] in _MONTHS)
+            or "> " in text[:108]):
         peeled, before_levels = text, []
         for _ in range(MAX_PEELS):
             found = _FRAME.match(peeled)
