@@ -79,6 +79,7 @@ def test_zuul_taskcluster_tkn_cloud_build_and_kubectl_framing_is_cut_off():
            "[unit-tests : pytest] E   ModuleNotFoundError: No module named 'w'\n"
            "2024-01-02 03:04:05.678 | ERROR    | app:main:12 - loguru keeps its frame\n"
            "[ERROR] [task] not a Taskcluster stamp\n"
+           "2024-01-02 03:04:05 | ERROR | a logger's level stays\n"
            'Step #1 - "unit-tests": FAILED tests/test_a.py::test_b - assert 1 == 2\n'
            "Step #0: error[E0308]: mismatched types\n"
            "[pod/widgets-e2e-7c9f/app] --- FAIL: TestX (0.00s)\n")
@@ -87,7 +88,7 @@ def test_zuul_taskcluster_tkn_cloud_build_and_kubectl_framing_is_cut_off():
         "RUN END RESULT_TIMED_OUT: [untrusted : opendev.org/acme/w/playbooks/unit.yaml@master]",
         "bad.c:2:26: error: 'x' undeclared", "FAILED tests/test_a.py::test_b - assert 1 == 2", "=== Task Finished ===",
         "Memory usage above 90%", "E   ModuleNotFoundError: No module named 'w'",
-        "2024-01-02 03:04:05.678 | ERROR    | app:main:12 - loguru keeps its frame", "[ERROR] [task] not a Taskcluster stamp",
+        "2024-01-02 03:04:05.678 | ERROR    | app:main:12 - loguru keeps its frame", "[ERROR] [task] not a Taskcluster stamp", "ERROR | a logger's level stays",
         "FAILED tests/test_a.py::test_b - assert 1 == 2", "error[E0308]: mismatched types", "--- FAIL: TestX (0.00s)"]
 
 
