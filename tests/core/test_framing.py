@@ -34,6 +34,24 @@ from ci_triage.core.logs.rules import builtin_rules
     ("[2024-05-01 12:34:56] boom", ("boom",)),
     ("web-1  | boom", ("boom",)),
     ("[gw3] boom", ("boom",)),
+    # a Jenkins parallel branch before a tool's indented line (cmake's message body)
+    ("[linux-build]   Cannot find source file:", ("Cannot find source file:",)),
+    # Nix's build log under -L (progress-bar.cc: '<name>> ', '<name> (post)> ')
+    ("python3.11-widgets> FAILED tests/a.py::t", ("FAILED tests/a.py::t",)),
+    ("widgets (post)> boom", ("boom",)),
+    ("a -> b", ()),
+    # Taskcluster generic-worker's error level (workers/generic-worker/main.go)
+    ("[taskcluster:error] Aborting task...", ("Aborting task...",)),
+    # mozharness (Taskcluster's Gecko tasks): INFO lines carry a command's output, ERROR is a level, WARNING stays
+    ("03:04:05     INFO -  TEST-UNEXPECTED-FAIL | a.html | x", ("TEST-UNEXPECTED-FAIL | a.html | x",)),
+    ("03:04:05    ERROR - boom", ("boom",)),
+    ("03:04:05  WARNING - boom", ("WARNING - boom",)),
+    # the journal's short format (a self-hosted runner's service), and Go's log package timestamp
+    ("Dec 06 14:10:00 ci-runner-4 runsvc.sh[1187]: FAILED tests/a.py::t", ("FAILED tests/a.py::t",)),
+    ("Dec  6 14:10:00 ci-runner-4 kernel: x", ("x",)),
+    ("2024/05/01 12:34:56.789012 boom", ("boom",)),
+    ("2024/05-01 12:34:56 mixed separators", ()),
+    ("December 6 is not a journal line", ()),
     # Jenkins timestamper's time of day (a copied console), and its elapsed form with milliseconds
     ("10:00:09  FAILED tests/a.py::t - assert 2 == 0", ("FAILED tests/a.py::t - assert 2 == 0",)),
     ("00:28:47.123 FATAL: boom", ("FATAL: boom", "boom")),
@@ -64,7 +82,16 @@ FRAMINGS = ["{}", "##[error]{}", "2024-05-01T12:34:56.1234567Z ##[error]{}", "ER
             "[linux-build] {}", "    {}", "\t{}", "> {}", "`{}`", '"{}"', "12\t{}", "\x1b[31m{}\x1b[0m",
             " 45%|####5     | 45/100\r{}", "2024-05-01 12:34:56,789 - root - ERROR - {}",
             "ERROR 05-01 12:34:56 [engine.py:123] {}", "E0501 12:34:56.789012 12345 engine.cc:12] {}",
-            "[2024-05-01 12:34:56] {}", "web-1  | {}", "[gw3] {}", "10:00:09  {}"]
+            "[2024-05-01 12:34:56] {}", "web-1  | {}", "[gw3] {}", "10:00:09  {}",
+            # Zuul's job-output (a node's line ends with a space), Taskcluster's run-task and worker, tkn logs
+            "2024-05-01 12:34:56.789012 | ubuntu-noble | {} ", "2024-05-01 12:34:56.789012 | {}",
+            "[task 2024-05-01T12:34:56.789Z] {}", "[taskcluster:error] {}", "[unit-tests : pytest] {}",
+            # Cloud Build, kubectl logs --prefix, the journal
+            'Step #2 - "unit-tests": {}', "[pod/e2e-7c9f/app] {}", "Dec 06 14:10:00 ci-runner-4 runsvc.sh[1187]: {}",
+            # mozharness inside Taskcluster's run-task
+            "[task 2024-05-01T12:34:56.789Z] 12:34:56     INFO -  {}", "[task 2024-05-01T12:34:56.789Z] 12:34:56    ERROR -  {}",
+            # Nix's build log under -L
+            "python3.11-widgets> {}"]
 
 
 @pytest.mark.parametrize("framing", FRAMINGS)
@@ -129,6 +156,13 @@ def test_a_test_failure_behind_jenkins_time_prefix_outranks_the_interrupt() -> N
     "##[error]Bash exited with code '1'.",
     "[10:00:02]E:\t [Step 1/2] Process exited with code 1",
     "nox > Command python validate.py failed with exit code 1",
+    'ERROR: build step 1 "python:3.11" failed: step exited with non-zero status: 1',
+    'task validate has failed: "step-validate" exited with code 1',
+    "[taskcluster 2024-01-02T03:04:05.678Z]    Exit Code: 1",
+    "[Container] 2024/01/02 03:04:05.678901 Command did not exit successfully python validate.py exit status 1",
+    "[task 2024-01-02T03:04:05.678Z] 03:04:05    ERROR - Return code: 1",
+    "##[error]Exit code 1 returned from process: file name '/usr/bin/docker', arguments 'exec -i b1c2 sh -c \"python validate.py\"'.",
+    'The command "python validate.py" failed and exited with 1 during .',
 ])
 def test_other_ci_systems_exit_lines_are_boilerplate_for_the_scorer(exit_line: str) -> None:
     # A failure no rule names: the scorer looks above the CI system's exit line, which is not the cause itself.

@@ -44,10 +44,25 @@ _STAMPED_LINE = re.compile(rb"(?m)^" + _STAMP_BYTES)
 # `[2024-01-01T00:00:00.000Z] `, Bamboo's build log `build\t18-Apr-2017 03:28:13\t` (its stream,
 # build, error, simple or command, then the time), and TeamCity's downloaded build log
 # `[10:00:01]W:\t [Step 1/2] ` (time, status flag: blank, i, W, E or F, a tab, the nesting's indent, the build
-# step), so a rule anchored at a tool's own output sees it.
+# step); Zuul's job-output.txt, whose callback (zuul/ansible/base/callback/zuul_stream.py) writes `{now} | {msg}`
+# with Python's str(datetime) (microseconds, or none when they are 0) and a node's streamed line as
+# `{host} | {line} ` (`host -> delegate` when delegated; the space it adds at the end goes too); Taskcluster's generic-worker `[taskcluster <ISO time>] `
+# (its `[taskcluster:warn <ISO time>] ` too; workers/generic-worker/main.go) and the same shape from the task's
+# own scripts (Gecko's run-task prints its command's output as `[task <ISO time>] `, and `[vcs ...] `, `[fetches ...] `);
+# `tkn pipelinerun/taskrun logs` (Tekton's CLI) `[task : step] `; Google Cloud Build's step prefix (`Step #2 - "unit-tests": `,
+# `Step #2: ` for a step without an id); and `kubectl logs --prefix`' `[pod/<pod>/<container>] `
+# (staging/src/k8s.io/kubectl/pkg/cmd/logs): so a rule anchored at a tool's own output sees it.
 _CI_PREFIX = re.compile(rb"\[[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?Z\] "
                         rb"|(?:build|error|simple|command)\t[0-9]{2}-[A-Z][a-z]{2}-[0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2}\t"
-                        rb"|\[[0-9]{2}:[0-9]{2}:[0-9]{2}\][ iWEF]:\t[ \t]*(?:\[Step [0-9]+/[0-9]+\] )?")
+                        rb"|\[[0-9]{2}:[0-9]{2}:[0-9]{2}\][ iWEF]:\t[ \t]*(?:\[Step [0-9]+/[0-9]+\] )?"
+                        rb"|[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{6})? \| "
+                        # (a host, never a logger's level: '2024-01-02 03:04:05 | ERROR | boom' keeps its level)
+                        rb"(?P<zuul_host>(?!(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|CRITICAL|FATAL) \|)"
+                        rb"[\w.:@-]{1,64}(?: -> [\w.:@-]{1,64})? \| )?"
+                        rb"|\[[a-z][\w:.-]{0,30} [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?Z\] "
+                        rb"|\[[\w.-]{1,63} : [\w.-]{1,63}\] "
+                        rb'|Step #[0-9]{1,4}(?: - "[^"\n]{1,200}")?: ?'
+                        rb"|\[pod/[\w.-]{1,253}/[\w.-]{1,63}\] ")
 # GitLab Runner's per-line metadata after its own timestamp (FF_TIMESTAMPS, runner >= 17): two hex digits of
 # stream id, the stream (`O` stdout, `E` stderr) and a flag (`+` continues the line before, else a space), then
 # the text: `2024-12-06T10:00:00.123456Z 00O Running with gitlab-runner`. Cut only after a timestamp.
@@ -85,6 +100,9 @@ def split_line(line: bytes, errors: str = "replace") -> tuple[str | None, list[s
     framing = _CI_PREFIX.match(line)
     if framing:
         line = line[framing.end():]
+        # zuul_stream writes a node's line as `{host} | {line} `: the space it adds after the tool's text goes too
+        if framing.group("zuul_host") and line.endswith(b" "):
+            line = line[:-1]
     if b"\r" not in line:
         return stamp, [line.decode("utf-8", errors)]
     parts = [part.decode("utf-8", errors) for part in line.split(b"\r") if part]

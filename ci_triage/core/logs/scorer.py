@@ -123,7 +123,8 @@ _NOISE: tuple[tuple[re.Pattern[str], float, str], ...] = (
             r'|^\s*\S+\.go:\d+(?: \+0x[0-9a-f]+)?$|^\s*\d+: (?:[\w<>{}\[\]]+::)+[\w<>{}\[\]]+|^\s*at \.{0,2}/\S+:\d+:\d+$'), -4, STACK_FRAME),
     (_shape(r"^Traceback \(most recent call last\):|^During handling of the above exception"), -3,
      "a traceback header"),
-    (_shape(r"(?i)\bexit(?:ed)? (?:with )?(?:code|status)\b|exited with \d+|returned exit code|"
+    # (and 'exited with non-zero status: 1', Cloud Build's step)
+    (_shape(r"(?i)\bexit(?:ed)? (?:with )?(?:non-?zero )?(?:code|status)\b|exited with \d+|returned exit code|"
             r"Command failed with exit code|recipe for target|^make(?:\[\d+\])?: \*\*\*|npm (?:ERR!|error) (?:code|errno) \d|"
             r"A complete log of this run|error Command failed|ELIFECYCLE|"
             # (git's summaries under the conflict or rejected ref that stopped it)
