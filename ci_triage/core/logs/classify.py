@@ -29,10 +29,12 @@ from ci_triage.core.logs.passed_tests import test_output
 from ci_triage.core.logs.buildkit_steps import other_build_steps
 from ci_triage.core.logs.gitlab_commands import gitlab_passed_commands
 from ci_triage.core.logs.peer_lost import PEER_LOST_RULES, code_failures, own_exception
+from ci_triage.core.logs.pip_notice import unrelated_notices
 from ci_triage.core.logs.resemblance import family_model, most_resembling
 from ci_triage.core.logs.retry_notices import outlived_notices, passed_step_notices
 from ci_triage.core.logs.rules import RuleSet
 from ci_triage.core.logs.shutdown_aborts import shutdown_aborts
+from ci_triage.core.logs.watchdog_takedown import takedown_aborts
 from ci_triage.core.logs.scorer import (CONTEXT_LINES, Scored, best_of, candidates, is_boilerplate, is_other_step,
                                         first_printing, is_stack_frame, is_wrapper)
 from ci_triage.core.logs.values import Classification, Frame, LogLine, RootCause, RuleMatch, Step
@@ -84,6 +86,8 @@ def classify(lines: Sequence[LogLine], rule_set: RuleSet, steps: Iterable[Step] 
     not_causes |= {id(m) for m in gitlab_passed_commands(lines, matches, causes)}  # a GitLab command that went on
     not_causes |= {id(m) for m in after_superseded_cancel(causes)}  # the cancelled job's processes dying of the cancel
     not_causes |= {id(m) for m in python_warning_locations(lines, causes)}  # a type checker's warning (ty's), no failure
+    not_causes |= {id(m) for m in unrelated_notices(lines, causes)}  # pip's installed-set notice, an unrelated failure after it
+    not_causes |= {id(m) for m in takedown_aborts(lines, causes)}  # the SIGABRT of torch's watchdog ending its process
     causes = [m for m in causes if id(m) not in not_causes]
     aborts = shutdown_aborts(lines, causes)  # an idle thread's abort as Python exits on an error: never the cause
     causes = [m for m in causes if all(m is not abort for abort in aborts)]
