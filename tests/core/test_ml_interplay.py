@@ -92,3 +92,71 @@ def test_ncclS_infiniband_report_wins_over_the_watchdogs_sigabrt_that_torchrun_r
 def test_an_abort_without_the_watchdogs_takedown_stays_a_crash():
     found = _classify("[trainer] rank 0 starting epoch 0", IB_WARN, *TORCHRUN_ABORT)
     assert found.category == "crash"
+
+
+# The lines below are cut from real runs made here on 2026-12-06 (sweep s13c): grpcio 1.85.4 and OpenJDK 17.0.15
+# against names that do not resolve, and a torch 2.13 DataLoader whose worker segfaulted (core/logs/exception_heads.py,
+# core/logs/local_ipc.py).
+def test_grpcs_status_line_is_the_root_of_its_unavailable_report():
+    found = _classify(
+        "grpc._channel._InactiveRpcError: <_InactiveRpcError of RPC that terminated with:",
+        "\tstatus = StatusCode.UNAVAILABLE",
+        '\tdetails = "errors resolving inference.ml-platform.github.com:443: [field:hostname lookup error:address lookup '
+        'failed for inference.ml-platform.github.com:443: Domain name not found]"',
+        ">")
+    assert (found.category, found.root_cause.line) == ("network", 2)
+
+
+def test_a_local_servers_refusal_under_grpcs_status_is_still_not_the_network():
+    found = _classify(
+        "E   grpc._channel._InactiveRpcError: <_InactiveRpcError of RPC that terminated with:",
+        "E   \tstatus = StatusCode.UNAVAILABLE",
+        'E   \tdetails = "failed to connect to all addresses; last error: UNKNOWN: ipv4:127.0.0.1:50051: Failed to '
+        'connect to remote host: Connection refused"')
+    assert found.category != "network"
+
+
+JAVA_TRACE = (
+    "fetching model card metadata",
+    'Exception in thread "main" java.net.ConnectException',
+    "\tat java.net.http/jdk.internal.net.http.HttpClientImpl.send(HttpClientImpl.java:574)",
+    "\tat ModelFetch.main(ModelFetch.java:8)",
+    "Caused by: java.net.ConnectException",
+    "\tat java.net.http/jdk.internal.net.http.common.Utils.toConnectException(Utils.java:1083)",
+    "\t... 2 more",
+    "Caused by: java.nio.channels.UnresolvedAddressException",
+    "\tat java.base/sun.nio.ch.Net.checkAddress(Net.java:149)",
+    "\t... 25 more",
+)
+
+
+def test_javas_bare_connect_exception_heads_the_unresolved_address_it_was_caused_by():
+    found = _classify(*JAVA_TRACE)
+    assert (found.category, found.root_cause.line) == ("network", 2)
+
+
+def test_a_frameworks_wrapper_over_the_cause_leaves_the_cause_the_root():
+    found = _classify("Exception in thread \"main\" org.acme.FetchFailed: model card", *JAVA_TRACE[2:])
+    assert (found.category, found.root_cause.text) == ("network", "Caused by: java.nio.channels.UnresolvedAddressException")
+
+
+def test_a_dataloader_workers_segfault_is_the_cause_not_the_reset_of_its_pipe():
+    found = _classify(
+        "batch 5 (4, 3, 8, 8)",
+        "ERROR: Unexpected segmentation fault encountered in worker.",
+        "Traceback (most recent call last):",
+        '  File "/usr/lib/python3.11/multiprocessing/connection.py", line 395, in _recv',
+        "    chunk = read(handle, remaining)",
+        "            ^^^^^^^^^^^^^^^^^^^^^^^",
+        "ConnectionResetError: [Errno 104] Connection reset by peer",
+        "RuntimeError: DataLoader worker (pid 3370) is killed by signal: Segmentation fault. ")
+    assert (found.category, found.root_cause.line) == ("crash", 2)
+
+
+def test_a_reset_in_a_network_clients_frame_stays_the_network():
+    found = _classify(
+        "Traceback (most recent call last):",
+        '  File "/usr/lib/python3.11/ssl.py", line 1134, in read',
+        "    return self._sslobj.read(len, buffer)",
+        "ConnectionResetError: [Errno 104] Connection reset by peer")
+    assert found.category == "network"

@@ -15,6 +15,7 @@ from functools import partial
 
 from ci_triage.core.logs.chained_cause import chained_cause
 from ci_triage.core.logs.deep_traces import trace_header
+from ci_triage.core.logs.exception_heads import report_head
 from ci_triage.core.logs.diagnostic_header import (HEADER_RULES, diagnostic_header, python_location_header,
                                                    python_warning_locations)
 from ci_triage.core.logs.fingerprint import fingerprint
@@ -22,6 +23,7 @@ from ci_triage.core.logs.frames import frames_in
 from ci_triage.core.logs.go_test_passes import passing_test_logs
 from ci_triage.core.logs.matcher import RelevantLines, context_before, context_lines, find_matches, with_context
 from ci_triage.core.logs.launcher_kills import own_kills
+from ci_triage.core.logs.local_ipc import local_ipc_errors
 from ci_triage.core.logs.precommit_hooks import first_failed_hook
 from ci_triage.core.logs.passed_steps import (after_failed_step, continued_step_failures, passed_step_failures,
                                                 passed_step_faults, succeeded_steps)
@@ -88,6 +90,7 @@ def classify(lines: Sequence[LogLine], rule_set: RuleSet, steps: Iterable[Step] 
     not_causes |= {id(m) for m in python_warning_locations(lines, causes)}  # a type checker's warning (ty's), no failure
     not_causes |= {id(m) for m in unrelated_notices(lines, causes)}  # pip's installed-set notice, an unrelated failure after it
     not_causes |= {id(m) for m in takedown_aborts(lines, causes)}  # the SIGABRT of torch's watchdog ending its process
+    not_causes |= {id(m) for m in local_ipc_errors(lines, causes)}  # multiprocessing's pipe to a dead local worker
     causes = [m for m in causes if id(m) not in not_causes]
     aborts = shutdown_aborts(lines, causes)  # an idle thread's abort as Python exits on an error: never the cause
     causes = [m for m in causes if all(m is not abort for abort in aborts)]
@@ -116,7 +119,8 @@ def classify(lines: Sequence[LogLine], rule_set: RuleSet, steps: Iterable[Step] 
             root_line = diagnostic_header(lines, winner.line) or winner.line
         elif winner.category == "network":
             # A wrapper ending a chain of Python tracebacks: the socket error that began it is the root (chained_cause.py).
-            root_line = chained_cause(lines, winner.line) or winner.line
+            # grpc's status above its details, a Java trace's I/O exception above its cause (exception_heads.py).
+            root_line = chained_cause(lines, winner.line) or report_head(lines, winner.line) or winner.line
         elif winner.category == "lint_failure":
             # A later pre-commit hook's finding: the first failed hook's own output is the root (precommit_hooks.py);
             # a Python location line under ty's `error[...]` header: the header says why (diagnostic_header.py).
