@@ -160,3 +160,17 @@ def test_a_reset_in_a_network_clients_frame_stays_the_network():
         "    return self._sslobj.read(len, buffer)",
         "ConnectionResetError: [Errno 104] Connection reset by peer")
     assert found.category == "network"
+
+
+def test_uvs_error_line_heads_the_cause_chain_a_network_rule_matches():
+    found = _classify(
+        "$ uv pip install https://github.com/Dao-AILab/flash-attention/releases/download/v2.7.4.post1/flash_attn-2.7.4.post1-cp311-cp311-linux_x86_64.whl",
+        "Using Python 3.11.7 environment at: /tmp/venv",
+        "error: Failed to download `flash-attn @ https://github.com/Dao-AILab/flash-attention/releases/download/v2.7.4.post1/flash_attn-2.7.4.post1-cp311-cp311-linux_x86_64.whl`",
+        "  cause: Request failed after 3 retries in 7.4s",
+        "  cause: Failed to fetch: https://github.com/Dao-AILab/flash-attention/releases/download/v2.7.4.post1/flash_attn-2.7.4.post1-cp311-cp311-linux_x86_64.whl",
+        "  cause: error sending request for url (https://github.com/Dao-AILab/flash-attention/releases/download/v2.7.4.post1/flash_attn-2.7.4.post1-cp311-cp311-linux_x86_64.whl)",
+        "  cause: client error (Connect)",
+        "  cause: dns error",
+        "  cause: failed to lookup address information: Name or service not known")
+    assert (found.category, found.root_cause.line) == ("network", 3)

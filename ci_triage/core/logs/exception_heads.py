@@ -9,7 +9,11 @@ a name that did not resolve). The corpus convention is the report's first line: 
 program died of. So, once a network rule has named the log, the root moves up to that head: to the `status =` line
 right above grpc's details, and over a Java trace's frames and `Caused by:` lines to its first exception, when that
 is itself one of Java's I/O exceptions (java.net, java.nio.channels, java.io); any other head (a framework's wrapper)
-leaves the matched line the root.
+leaves the matched line the root. uv prints its error the same way, the verdict first and its causes indented below
+(`error: Failed to download `flash-attn @ https://...``, then `  cause: Request failed after 3 retries`, `  cause: error
+sending request for url (...)`, `  cause: dns error`; uv < 0.5 wrote `Caused by:`): the rule matches a cause, and the
+root moves up over the causes to uv's `error:` line, as for the other network clients whose own first error is the
+root (sweep s13c).
 """
 
 from __future__ import annotations
@@ -28,6 +32,9 @@ _JAVA_CAUSE = re.compile(r"^\s*Caused by: [\w.$]+(?::|\s*$)")
 _JAVA_BODY = re.compile(r"^\s*(?:at [\w.$/<>]+\(.*\)\s*$|\.\.\. \d+ more\s*$|Caused by: [\w.$]+(?::|\s*$))")
 _JAVA_IO_HEAD = re.compile(r'^(?:Exception in thread "[^"]*" )?java\.(?:net|nio\.channels|io)\.[\w.$]+(?::|\s*$)')
 _REACH = 200  # lines of a Java trace between its head and the cause
+_UV_CAUSE = re.compile(r"^\s*(?:cause|Caused by): \S")
+_UV_ERROR = re.compile(r"^(?:error|×): \S")
+_UV_REACH = 20  # causes in uv's chain
 
 
 def report_head(lines: Sequence[LogLine], matched: LogLine) -> LogLine | None:
@@ -39,7 +46,7 @@ def report_head(lines: Sequence[LogLine], matched: LogLine) -> LogLine | None:
             return above[0]
         return None
     if not _JAVA_CAUSE.match(text):
-        return None
+        return _uv_error(lines, matched) if _UV_CAUSE.match(text) else None
     above = context_lines(lines, matched, _REACH)
     j = len(above) - 2
     while j >= 0 and _JAVA_BODY.match(bare(above[j].text)):
@@ -47,3 +54,11 @@ def report_head(lines: Sequence[LogLine], matched: LogLine) -> LogLine | None:
     if j >= 0 and _JAVA_IO_HEAD.match(bare(above[j].text).strip()):
         return above[j]
     return None
+
+
+def _uv_error(lines: Sequence[LogLine], matched: LogLine) -> LogLine | None:
+    above = context_lines(lines, matched, _UV_REACH)
+    j = len(above) - 2
+    while j >= 0 and _UV_CAUSE.match(bare(above[j].text)):
+        j -= 1
+    return above[j] if j >= 0 and _UV_ERROR.match(bare(above[j].text)) else None
