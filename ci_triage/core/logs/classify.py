@@ -13,33 +13,36 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 
+from ci_triage.core.logs.buildkit_steps import other_build_steps
 from ci_triage.core.logs.chained_cause import chained_cause
 from ci_triage.core.logs.deep_traces import trace_header
-from ci_triage.core.logs.later_tests import later_test_reports
-from ci_triage.core.logs.vitest_errors import UNHANDLED_RULES, unhandled_error_line
 from ci_triage.core.logs.diagnostic_header import (HEADER_RULES, diagnostic_header, python_location_header,
                                                    python_warning_locations)
+from ci_triage.core.logs.exception_heads import report_head
 from ci_triage.core.logs.fingerprint import fingerprint
 from ci_triage.core.logs.frames import frames_in
+from ci_triage.core.logs.gitlab_commands import gitlab_passed_commands
 from ci_triage.core.logs.go_test_passes import passing_test_logs
 from ci_triage.core.logs.heading_reason import HEADING_RULES, heading_reason
-from ci_triage.core.logs.matcher import RelevantLines, context_before, context_lines, find_matches, with_context
+from ci_triage.core.logs.later_tests import later_test_reports
 from ci_triage.core.logs.launcher_kills import own_kills
-from ci_triage.core.logs.precommit_hooks import first_failed_hook
+from ci_triage.core.logs.local_ipc import local_ipc_errors
+from ci_triage.core.logs.matcher import RelevantLines, context_before, context_lines, find_matches, with_context
 from ci_triage.core.logs.passed_steps import (after_failed_step, continued_step_failures, passed_step_failures,
-                                                passed_step_faults, succeeded_steps)
+                                              passed_step_faults, succeeded_steps)
 from ci_triage.core.logs.passed_tests import test_output
-from ci_triage.core.logs.buildkit_steps import other_build_steps
-from ci_triage.core.logs.gitlab_commands import gitlab_passed_commands
 from ci_triage.core.logs.peer_lost import PEER_LOST_RULES, code_failures, own_exception
+from ci_triage.core.logs.pip_notice import unrelated_notices
+from ci_triage.core.logs.precommit_hooks import first_failed_hook
 from ci_triage.core.logs.resemblance import family_model, most_resembling
 from ci_triage.core.logs.retry_notices import outlived_notices, passed_step_notices
 from ci_triage.core.logs.rules import RuleSet
-from ci_triage.core.logs.shutdown_aborts import shutdown_aborts
 from ci_triage.core.logs.scorer import (CONTEXT_LINES, Scored, best_of, candidates, is_boilerplate, is_other_step,
                                         first_printing, is_stack_frame, is_wrapper)
+from ci_triage.core.logs.shutdown_aborts import shutdown_aborts
 from ci_triage.core.logs.values import Classification, Frame, LogLine, RootCause, RuleMatch, Step
-
+from ci_triage.core.logs.vitest_errors import UNHANDLED_RULES, unhandled_error_line
+from ci_triage.core.logs.watchdog_takedown import takedown_aborts
 
 
 def _first_error_line(lines: Sequence[LogLine], boilerplate_matches: Sequence[RuleMatch]) -> LogLine | None:
@@ -88,6 +91,9 @@ def classify(lines: Sequence[LogLine], rule_set: RuleSet, steps: Iterable[Step] 
     not_causes |= {id(m) for m in gitlab_passed_commands(lines, matches, causes)}  # a GitLab command that went on
     not_causes |= {id(m) for m in after_superseded_cancel(causes)}  # the cancelled job's processes dying of the cancel
     not_causes |= {id(m) for m in python_warning_locations(lines, causes)}  # a type checker's warning (ty's), no failure
+    not_causes |= {id(m) for m in unrelated_notices(lines, causes)}  # pip's installed-set notice, an unrelated failure after it
+    not_causes |= {id(m) for m in takedown_aborts(lines, causes)}  # the SIGABRT of torch's watchdog ending its process
+    not_causes |= {id(m) for m in local_ipc_errors(lines, causes)}  # multiprocessing's pipe to a dead local worker
     causes = [m for m in causes if id(m) not in not_causes]
     aborts = shutdown_aborts(lines, causes)  # an idle thread's abort as Python exits on an error: never the cause
     causes = [m for m in causes if all(m is not abort for abort in aborts)]
@@ -123,7 +129,8 @@ def classify(lines: Sequence[LogLine], rule_set: RuleSet, steps: Iterable[Step] 
             root_line = heading_reason(lines, winner.line, matches) or winner.line
         elif winner.category == "network":
             # A wrapper ending a chain of Python tracebacks: the socket error that began it is the root (chained_cause.py).
-            root_line = chained_cause(lines, winner.line) or winner.line
+            # grpc's status above its details, a Java trace's I/O exception above its cause (exception_heads.py).
+            root_line = chained_cause(lines, winner.line) or report_head(lines, winner.line) or winner.line
         elif winner.category == "lint_failure":
             # A later pre-commit hook's finding: the first failed hook's own output is the root (precommit_hooks.py);
             # a Python location line under ty's `error[...]` header: the header says why (diagnostic_header.py).

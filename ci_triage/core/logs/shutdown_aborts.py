@@ -32,9 +32,9 @@ _IDLE_TERMINATE = re.compile(r"^terminate called without an active exception\s*$
 _EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit|Warning)(?::|\s*$)")
 # The shell's report of the SIGABRT that follows: bash's `Aborted (core dumped)`, with a script's `line 1: 2244
 # Aborted ...` in front of it in a CI step.
-_SHELL_ABORT = re.compile(r"(?:^|\s)Aborted(?:\s+\(core dumped\))?(?:\s|$)")
+SHELL_ABORT = re.compile(r"(?:^|\s)Aborted(?:\s+\(core dumped\))?(?:\s|$)")
 # A launcher's report of a worker's SIGABRT (torchrun's summary and its agent's log line, mp.spawn's).
-_LAUNCHER_ABORT = re.compile(r"\(exitcode: -6\)|\bexitcode\s*: -6 \(pid|\bSignal 6 \(SIGABRT\)|terminated with signal SIGABRT")
+LAUNCHER_ABORT = re.compile(r"\(exitcode: -6\)|\bexitcode\s*: -6 \(pid|\bSignal 6 \(SIGABRT\)|terminated with signal SIGABRT")
 _WITHIN = 3  # lines between the exception and the terminate, and between the terminate and the shell's report
 _LAUNCHER_REACH = 120  # lines between the terminate and a launcher's summary of the worker's exit
 _TRACEBACK_LOOKBACK = 40
@@ -85,7 +85,7 @@ def shutdown_aborts(lines: Sequence[LogLine], matches: Sequence[RuleMatch]) -> l
         return []
     numbers = [m.line.number for m in terminates]
     reports = [m for m in matches if m.category == "crash" and not _IDLE_TERMINATE.match(bare(m.line.text))
-               and ((_SHELL_ABORT.search(m.line.text) and any(0 < m.line.number - n <= _WITHIN for n in numbers))
-                    or (_LAUNCHER_ABORT.search(m.line.text) and any(0 < m.line.number - n <= _LAUNCHER_REACH
+               and ((SHELL_ABORT.search(m.line.text) and any(0 < m.line.number - n <= _WITHIN for n in numbers))
+                    or (LAUNCHER_ABORT.search(m.line.text) and any(0 < m.line.number - n <= _LAUNCHER_REACH
                                                                      for n in numbers)))]
     return terminates + reports
