@@ -174,3 +174,29 @@ def test_uvs_error_line_heads_the_cause_chain_a_network_rule_matches():
         "  cause: dns error",
         "  cause: failed to lookup address information: Name or service not known")
     assert (found.category, found.root_cause.line) == ("network", 3)
+
+
+# Lines of real runs made here on 2026-12-06 (sweep s13c: huggingface_hub 2.4, transformers 5.25 under pytest 9.2),
+# timestamps cut: the Hub switched off with an empty cache, and the Hub out of reach with it switched on.
+OFFLINE_MISS = ("E   huggingface_hub.errors.LocalEntryNotFoundError: Cannot find the requested files in the disk cache and "
+                "outgoing traffic has been disabled. To enable hf.co look-ups and downloads online, set "
+                "'local_files_only' to False.")
+TRANSFORMERS_WRAPPER = ("E   OSError: We couldn't connect to 'https://huggingface.co' to load the files, and couldn't "
+                        "find them in the cached files.")
+
+
+def test_a_cache_miss_with_the_hub_switched_off_is_no_network_failure_and_no_rerun():
+    # Nothing went over the network: a change naming a model the runner's cache lacks fails so on every rerun.
+    found = _classify("    raise LocalEntryNotFoundError(", OFFLINE_MISS, "    raise OSError(", TRANSFORMERS_WRAPPER,
+                      "FAILED tests/test_tokenizer.py::test_encode - OSError: We couldn't connect to "
+                      "'https://huggingface.co' to load the files, and couldn't find them in the cached files.")
+    assert (found.category, found.root_cause.text, found.retryable) == ("dependency", OFFLINE_MISS, False)
+
+
+def test_the_hub_out_of_reach_with_the_hub_switched_on_stays_a_network_failure():
+    found = _classify("httpx2.ConnectError: [Errno -2] Name or service not known",
+                      "huggingface_hub.errors.LocalEntryNotFoundError: An error happened while trying to locate the "
+                      "file on the Hub and we cannot find the requested files in the local cache. Please check your "
+                      "connection and try again or make sure your Internet connection is on.",
+                      TRANSFORMERS_WRAPPER.removeprefix("E   "))
+    assert (found.category, found.retryable) == ("network", True)
