@@ -208,3 +208,39 @@ def test_the_first_printing_is_looked_for_in_the_failed_step_only():
                       "##[group]Run python deploy.py", "##[endgroup]", *traceback,
                       "##[error]Process completed with exit code 1.")
     assert (found.root_cause.line, found.root_cause.step) == (13, "Run python deploy.py")
+
+
+# py-rattler 0.28.0 solving against a local channel, CPython 3.11.7: the interpreter segfaulted at exit after printing
+# the SolverError (run here on 2026-12-06, sweep s13g; bash's report as a CI step prints it)
+SOLVER_TRACEBACK = (
+    "Traceback (most recent call last):",
+    '  File "/home/runner/work/app/app/ci/solve_env.py", line 8, in <module>',
+    "    asyncio.run(main())",
+    '  File "/home/runner/work/app/app/.venv/lib/python3.11/site-packages/rattler/solver/solver.py", line 120, in solve',
+    "    for solved_package in await py_solve(",
+    "                          ^^^^^^^^^^^^^^^",
+    "exceptions.SolverError: Cannot solve the request because of: acme-plugin * cannot be installed because there are "
+    "no viable options:",
+    "└─ acme-plugin 0.4.0 would require",
+    "   └─ acme-core <2, for which no candidates were found.",
+    "",
+)
+SEGFAULT = ("/home/runner/work/_temp/3f2a.sh: line 1: 18155 Segmentation fault      (core dumped) "
+            "python ci/solve_env.py acme-core acme-plugin")
+
+
+def test_a_segfault_at_interpreter_exit_after_the_traceback_is_not_the_cause():
+    found = _classify("##[group]Run python ci/solve_env.py acme-core acme-plugin", "##[endgroup]", *SOLVER_TRACEBACK,
+                      SEGFAULT, "##[error]Process completed with exit code 139.")
+    assert found.category == "dependency"
+    assert found.root_cause.text.startswith("exceptions.SolverError: Cannot solve the request")
+    assert not found.retryable
+
+
+def test_a_segfault_after_faulthandlers_dump_or_the_programs_own_output_stays_the_crash():
+    faulthandler = ("Fatal Python error: Segmentation fault", "",
+                    "Current thread 0x00007f3c1e9ff740 (most recent call first):",
+                    '  File "/home/runner/work/app/app/ci/solve_env.py", line 5 in main', SEGFAULT)
+    assert _classify(*faulthandler).category == "crash"
+    later = _classify(*SOLVER_TRACEBACK, "retrying with the fallback channel", "loading native solver", SEGFAULT)
+    assert later.category == "crash"

@@ -15,6 +15,13 @@ with pytest's summary before pytest exits), is that shutdown's abort, not a caus
 launcher's report of a SIGABRT later in the log (torchrun prints the ranks' output, then its summary). The
 exception is then the cause: a rule's when one names it (an import error), the scorer's otherwise. `terminate called
 after throwing an instance of` names its own exception and stays a cause, as does any terminate with no traceback above.
+
+The same shutdown can crash instead of aborting: a native library's destructor or a Rust runtime's thread touching freed
+state makes the interpreter segfault after it printed the traceback, and the shell reports `Segmentation fault (core
+dumped)` (exit 139; py-rattler 0.28 after a `SolverError`, sweep s13g). The shell's segfault report is no cause either
+when the last lines above it end a Python traceback (the exception line, then at most a multi-line message's indented or
+tree-drawn continuation: a solver's `└─ x would require` lines) or a code failure a rule names; a segfault with anything
+else above it (faulthandler's `Fatal Python error: Segmentation fault` and its frames, a program's own output) stays the crash.
 """
 
 from __future__ import annotations
@@ -36,6 +43,11 @@ SHELL_ABORT = re.compile(r"(?:^|\s)Aborted(?:\s+\(core dumped\))?(?:\s|$)")
 # A launcher's report of a worker's SIGABRT (torchrun's summary and its agent's log line, mp.spawn's).
 LAUNCHER_ABORT = re.compile(r"\(exitcode: -6\)|\bexitcode\s*: -6 \(pid|\bSignal 6 \(SIGABRT\)|terminated with signal SIGABRT")
 _WITHIN = 3  # lines between the exception and the terminate, and between the terminate and the shell's report
+# The shell's report of a SIGSEGV: bash's `Segmentation fault (core dumped)`, a script's `line 1: 1619 Segmentation fault ...`.
+SHELL_SEGV = re.compile(r"(?:^|\s)Segmentation fault(?:\s+\(core dumped\))?(?:\s|$)")
+# A multi-line exception message's continuation below its exception line: indented, tree-drawn, or blank.
+_MESSAGE_LINE = re.compile(r"^(?:\s|[\u2500-\u257f]|$)")
+_MESSAGE_REACH = 12  # continuation lines between the exception line and the shell's segfault report
 _LAUNCHER_REACH = 120  # lines between the terminate and a launcher's summary of the worker's exit
 _TRACEBACK_LOOKBACK = 40
 # A code failure a rule names is the process's own error only when the terminate follows it closely, in the same step,
@@ -75,17 +87,30 @@ def _after_traceback(lines: Sequence[LogLine], terminate: LogLine) -> bool:
     return False
 
 
+def _after_exception_message(lines: Sequence[LogLine], report: LogLine) -> bool:
+    texts = [bare(text) for text in context_before(lines, report, _TRACEBACK_LOOKBACK + _MESSAGE_REACH + 1)][:-1]
+    for back in range(len(texts) - 1, max(-1, len(texts) - 1 - _MESSAGE_REACH), -1):
+        if _EXCEPTION_LINE.match(texts[back]):
+            return _ends_traceback(texts[max(0, back - _TRACEBACK_LOOKBACK):back + 1])
+        if not _MESSAGE_LINE.match(texts[back]):
+            return False
+    return False
+
+
 def shutdown_aborts(lines: Sequence[LogLine], matches: Sequence[RuleMatch]) -> list[RuleMatch]:
     """The matches that are an idle thread's terminate right after a Python traceback (or after a code failure a rule
-    names), and the shell's or a launcher's report of that abort."""
+    names), and the shell's or a launcher's report of that abort; and the shell's report of a segfault right after a
+    Python traceback's exception (or a code failure a rule names), the interpreter's shutdown crashing."""
     code = [m.line for m in matches if m.category in NEVER_RETRYABLE]
+    segfaults = [m for m in matches if m.category == "crash" and SHELL_SEGV.search(bare(m.line.text))
+                 and (_after_code_failure(lines, m.line, code) or _after_exception_message(lines, m.line))]
     terminates = [m for m in matches if _IDLE_TERMINATE.match(bare(m.line.text))
                   and (_after_code_failure(lines, m.line, code) or _after_traceback(lines, m.line))]
     if not terminates:
-        return []
+        return segfaults
     numbers = [m.line.number for m in terminates]
     reports = [m for m in matches if m.category == "crash" and not _IDLE_TERMINATE.match(bare(m.line.text))
                and ((SHELL_ABORT.search(m.line.text) and any(0 < m.line.number - n <= _WITHIN for n in numbers))
                     or (LAUNCHER_ABORT.search(m.line.text) and any(0 < m.line.number - n <= _LAUNCHER_REACH
                                                                      for n in numbers)))]
-    return terminates + reports
+    return terminates + reports + [m for m in segfaults if m not in reports]
