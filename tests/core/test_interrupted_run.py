@@ -34,3 +34,10 @@ def test_a_named_failing_test_stays_the_cause_before_a_cancel():
 def test_the_verdict_without_a_stop_notice_stays_a_test_failure():
     result = classify(_log("$ go test -v ./...", *GO_INTERRUPTED, "ERROR: Job failed: exit code 1"), builtin_rules())
     assert result.category == "test_failure"
+
+
+def test_go_verdict_after_jenkins_interrupt_is_the_interrupt():
+    result = classify(_log("+ go test -v ./...", "=== RUN   TestRefresh", "Sending interrupt signal to process",
+                           "FAIL\texample.com/cachesvc\t3.781s", "script returned exit code 1", "Finished: FAILURE"),
+                      builtin_rules())
+    assert (result.category, result.rule_id, result.root_cause.line) == ("job_timeout", "jenkins-step-interrupted", 3)

@@ -69,9 +69,11 @@ def after_superseded_cancel(causes: Sequence[RuleMatch]) -> list[RuleMatch]:
 
 
 # A test run's bare verdict (`FAIL\tpkg\t3.78s`, a `N failed` count), and the notices that say the job was stopped from
-# outside: a cancel (a person's, GitHub's bare stop notice) or coreutils timeout(1)'s exit status 124.
+# outside: a cancel (a person's, GitHub's bare stop notice), Jenkins interrupting the step, or coreutils timeout(1)'s exit
+# status 124.
 RUN_SUMMARY_RULE = "test-run-failed"
-STOP_RULES = frozenset({"operation-canceled", "job-canceled-by-user", "timeout-exit-status", SUPERSEDED_RULE})
+STOP_RULES = frozenset({"operation-canceled", "job-canceled-by-user", "timeout-exit-status", "jenkins-step-interrupted",
+                        SUPERSEDED_RULE})
 
 
 def interrupted_run_summaries(causes: Sequence[RuleMatch]) -> list[RuleMatch]:
