@@ -68,6 +68,27 @@ def after_superseded_cancel(causes: Sequence[RuleMatch]) -> list[RuleMatch]:
     return [m for m in causes if m.line.number > notice]
 
 
+# A test run's bare verdict (`FAIL\tpkg\t3.78s`, a `N failed` count), and the notices that say the job was stopped from
+# outside: a cancel (a person's, GitHub's bare stop notice), Jenkins interrupting the step, or coreutils timeout(1)'s exit
+# status 124.
+RUN_SUMMARY_RULE = "test-run-failed"
+STOP_RULES = frozenset({"operation-canceled", "job-canceled-by-user", "timeout-exit-status", "jenkins-step-interrupted",
+                        SUPERSEDED_RULE})
+
+
+def interrupted_run_summaries(causes: Sequence[RuleMatch]) -> list[RuleMatch]:
+    """A test run's verdict when nothing else in the log names a failure and the job was stopped from outside: the
+    runner's SIGINT on a cancel, or timeout(1)'s signal at the limit the job gave the command, ends `go test` with a bare
+    `FAIL\tpkg\t3.78s` (no `--- FAIL` line, no panic), printed just before the cancel notice or the 124 exit. The verdict
+    is the stop's doing; a run that named a failing test, or any other cause, keeps it (sweep s13h)."""
+    if not any(m.rule_id in STOP_RULES for m in causes):
+        return []
+    rest = [m for m in causes if m.rule_id not in STOP_RULES]
+    if not rest or any(m.rule_id != RUN_SUMMARY_RULE or "test" in m.captures for m in rest):
+        return []
+    return rest
+
+
 def classify(lines: Sequence[LogLine], rule_set: RuleSet, steps: Iterable[Step] = ()) -> Classification:
     """`steps`, the jobs API's steps of the job when known: a step it says succeeded that printed a failed
     step's `##[error]` line ran with `continue-on-error` (passed_steps.py)."""
@@ -90,6 +111,7 @@ def classify(lines: Sequence[LogLine], rule_set: RuleSet, steps: Iterable[Step] 
     not_causes |= {id(m) for m in other_build_steps(matches, causes)}  # another docker build step's, not the failed one's
     not_causes |= {id(m) for m in gitlab_passed_commands(lines, matches, causes)}  # a GitLab command that went on
     not_causes |= {id(m) for m in after_superseded_cancel(causes)}  # the cancelled job's processes dying of the cancel
+    not_causes |= {id(m) for m in interrupted_run_summaries(causes)}  # a bare test-run verdict of a cancelled or timed-out job
     not_causes |= {id(m) for m in python_warning_locations(lines, causes)}  # a type checker's warning (ty's), no failure
     not_causes |= {id(m) for m in unrelated_notices(lines, causes)}  # pip's installed-set notice, an unrelated failure after it
     not_causes |= {id(m) for m in takedown_aborts(lines, causes)}  # the SIGABRT of torch's watchdog ending its process

@@ -1,0 +1,43 @@
+"""A bare test-run verdict printed as the job was stopped from outside is the stop's doing (classify.py,
+interrupted_run_summaries); a run that named a failing test keeps its failure."""
+from ci_triage.core.logs.classify import classify
+from ci_triage.core.logs.logparse import parse_log
+from ci_triage.core.logs.rules import builtin_rules
+
+
+def _log(*lines: str) -> list:
+    return list(parse_log("".join(line + "\n" for line in lines)))
+
+
+# generated on this machine by `timeout -s INT 4 go test -v ./...` (a test blocked on a mutex), go 1.19.8
+GO_INTERRUPTED = ("=== RUN   TestSet", "--- PASS: TestSet (0.00s)", "=== RUN   TestRefresh", "FAIL\texample.com/cachesvc\t3.781s")
+
+
+def test_go_verdict_before_a_cancel_is_not_a_test_failure():
+    result = classify(_log("$ go test -v ./...", *GO_INTERRUPTED, "ERROR: Job failed: canceled"), builtin_rules())
+    assert (result.category, result.rule_id, result.root_cause.line) == ("unknown", "job-canceled-by-user", 6)
+
+
+def test_go_verdict_before_timeouts_exit_status_is_the_timeout():
+    result = classify(_log("$ timeout -s INT 25m go test -v ./...", *GO_INTERRUPTED,
+                           "🚨 Error: The command exited with status 124"), builtin_rules())
+    assert (result.category, result.rule_id) == ("job_timeout", "timeout-exit-status")
+
+
+def test_a_named_failing_test_stays_the_cause_before_a_cancel():
+    result = classify(_log("$ go test ./...", "--- FAIL: TestRefresh (0.00s)", "    cache_test.go:17: got 2, want 1",
+                           "FAIL", "FAIL\texample.com/cachesvc\t0.012s", "ERROR: Job failed: canceled"), builtin_rules())
+    assert result.category == "test_failure"
+    assert result.root_cause.line == 2
+
+
+def test_the_verdict_without_a_stop_notice_stays_a_test_failure():
+    result = classify(_log("$ go test -v ./...", *GO_INTERRUPTED, "ERROR: Job failed: exit code 1"), builtin_rules())
+    assert result.category == "test_failure"
+
+
+def test_go_verdict_after_jenkins_interrupt_is_the_interrupt():
+    result = classify(_log("+ go test -v ./...", "=== RUN   TestRefresh", "Sending interrupt signal to process",
+                           "FAIL\texample.com/cachesvc\t3.781s", "script returned exit code 1", "Finished: FAILURE"),
+                      builtin_rules())
+    assert (result.category, result.rule_id, result.root_cause.line) == ("job_timeout", "jenkins-step-interrupted", 3)
