@@ -72,3 +72,16 @@ def test_a_long_run_of_spaces_in_a_tab_indented_go_log_line_is_read_in_linear_ti
     started = time.perf_counter()
     assert passing_test_logs([LogLine(1, "=== RUN   TestA", None), line], [match]) == []
     assert time.perf_counter() - started < 1
+
+
+def test_a_passing_tests_log_line_of_any_rule_is_set_aside():
+    # go test -v (go 1.2x) run here 2026-12-06 (sweep s13e): a passing test logs the port clash it tests for
+    lines = ["=== RUN   TestListenFallback",
+             "    svc_test.go:12: second listen: listen tcp 127.0.0.1:39693: bind: address already in use (expected), using ephemeral port",
+             "--- PASS: TestListenFallback (0.00s)", "=== RUN   TestNormalize",
+             '    svc_test.go:21: Normalize("  Foo ") = "foo", want "foo "', "--- FAIL: TestNormalize (0.00s)", "FAIL",
+             "FAIL\texample.com/svc\t0.004s"]
+    found = _both("\n".join(lines))
+    assert found.category == "test_failure"
+    assert found.root_cause.line in (5, 6)
+    assert not found.retryable

@@ -182,3 +182,48 @@ def test_many_gitlab_commands_faults_are_read_in_linear_time():
     found = classify(relevant_lines(text, RULES), RULES)
     assert time.perf_counter() - started < 5
     assert (found.category, found.root_cause.line) == ("test_failure", 4803)
+
+
+# pytest 9.2.0 run here 2026-12-06 (sweep s13e): `pytest -rA` of a suite whose passing tests print scary words, one
+# failing test. The PASSES section and the verdicts of tests that did not fail are not the failure.
+PYTEST_RA = [
+    "tests/test_noise.py::test_errno_names[28-ENOSPC] PASSED                  [ 84%]",
+    "tests/test_noise.py::test_download_from_mirror SKIPPED (flaky: ECONN...) [ 57%]",
+    "tests/test_parse.py::test_parse_quoted FAILED                            [100%]",
+    "",
+    "=================================== FAILURES ===================================",
+    "______________________________ test_parse_quoted _______________________________",
+    "tests/test_parse.py:14: AssertionError",
+    "==================================== PASSES ====================================",
+    "_____________________ test_no_space_left_on_device_message _____________________",
+    "----------------------------- Captured stdout call -----------------------------",
+    "OSError: [Errno 28] No space left on device (expected in this test)",
+    "_______________ test_bind_falls_back_when_address_already_in_use _______________",
+    "----------------------------- Captured stdout call -----------------------------",
+    "port 46493: [Errno 98] Address already in use; falling back to an ephemeral port",
+    "=========================== short test summary info ============================",
+    "PASSED tests/test_noise.py::test_errno_names[104-ECONNRESET]",
+    "SKIPPED [1] tests/test_noise.py:48: flaky: ECONNRESET from upstream mirror (#412)",
+    "XFAIL tests/test_noise.py::test_libfoo_segfault_known - known issue: Segmentation fault in libfoo < 2.1",
+    "FAILED tests/test_parse.py::test_parse_quoted - assert {'a': '\"x y\"'} == {'a'...",
+    "======== 1 failed, 15 passed, 2 skipped, 1 xfailed, 1 warning in 0.05s =========",
+]
+
+
+def test_pytest_passes_section_and_passing_verdicts_are_not_the_failure():
+    found = _both(PYTEST_RA)
+    assert found.category == "test_failure"
+    assert not found.retryable
+    assert found.root_cause.text.startswith("tests/test_parse.py::test_parse_quoted FAILED")
+
+
+def test_a_fault_outside_the_passes_section_stays_a_cause():
+    # the same line printed by the failing test (in FAILURES, not PASSES) is the cause
+    lines = PYTEST_RA[:6] + ["OSError: [Errno 28] No space left on device"] + PYTEST_RA[6:]
+    found = _both(lines)
+    assert (found.category, found.root_cause.line) == ("disk_full", 7)
+
+
+def test_a_runner_notice_inside_the_passes_section_stays_a_cause():
+    lines = PYTEST_RA[:10] + ["##[error]The runner has received a shutdown signal."] + PYTEST_RA[10:]
+    assert _both(lines).category == "runner_lost"

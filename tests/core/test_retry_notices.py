@@ -98,3 +98,42 @@ def test_a_weak_retry_notice_in_the_failing_step_stays_the_cause():
                "##[error]Process completed with exit code 1.")
     found = classify(list(parse_log(log)), RULES)
     assert (found.category, found.root_cause.line) == ("network", 4)
+
+
+# pip 24 and apt 2.6 run here 2026-12-06 (sweep s13e): a dead --extra-index-url / PPA each client went past, then the
+# job's own failure, in a log whose steps are not known (Jenkins' `+ cmd` echo).
+_PIP = ["+ pip install --extra-index-url https://download.pytorch.org/whl/cpu --retries 2 pytest",
+        "WARNING: Retrying (Retry(total=1, connect=None, read=None, redirect=None, status=None)) after connection broken by "
+        "'NewConnectionError('<pip._vendor.urllib3.connection.HTTPSConnection object at 0x7f3c>: Failed to establish a new "
+        "connection: [Errno -2] Name or service not known')': /whl/cpu/pytest/",
+        "WARNING: Retrying (Retry(total=0, connect=None, read=None, redirect=None, status=None)) after connection broken by "
+        "'NewConnectionError('<pip._vendor.urllib3.connection.HTTPSConnection object at 0x7f3d>: Failed to establish a new "
+        "connection: [Errno -2] Name or service not known')': /whl/cpu/pytest/",
+        "Collecting pytest", "Successfully installed pytest-9.2.0"]
+_APT = ["+ apt-get update", "Err:1 https://ppa.launchpadcontent.net/deadsnakes/ppa/ubuntu jammy InRelease",
+        "  Could not resolve 'ppa.launchpadcontent.net'",
+        "W: Failed to fetch https://ppa.launchpadcontent.net/deadsnakes/ppa/ubuntu/dists/jammy/InRelease  Could not resolve 'ppa.launchpadcontent.net'",
+        "W: Some index files failed to download. They have been ignored, or old ones used instead."]
+_GCC = ["+ gcc -c ring.c", "ring.c:8:13: error: expected ';' before '}' token", "ERROR: script returned exit code 1"]
+
+
+def test_faults_a_client_says_it_went_past_are_not_the_cause():
+    from tests.core.both_paths import classify_both
+    for before in (_PIP, _APT, _APT + _PIP):
+        found = classify_both("\n".join(before + _GCC) + "\n")
+        assert found.category == "compile_error", before[0]
+        assert found.root_cause.line == len(before) + 2
+        assert not found.retryable
+
+
+def test_a_dependency_failure_after_the_went_on_line_keeps_the_fault():
+    from tests.core.both_paths import classify_both
+    found = classify_both("\n".join(_APT + ["+ apt-get install -y python3.12",
+                                             "E: Unable to locate package python3.12"]) + "\n")
+    assert found.category == "network"
+
+
+def test_without_the_went_on_line_the_fault_stays():
+    from tests.core.both_paths import classify_both
+    found = classify_both("\n".join(_APT[:3] + _GCC) + "\n")
+    assert found.category == "network"

@@ -33,9 +33,10 @@ from ci_triage.core.logs.passed_steps import (after_failed_step, continued_step_
 from ci_triage.core.logs.passed_tests import test_output
 from ci_triage.core.logs.peer_lost import PEER_LOST_RULES, code_failures, own_exception
 from ci_triage.core.logs.pip_notice import unrelated_notices
+from ci_triage.core.logs.post_failure import after_failure_mark
 from ci_triage.core.logs.precommit_hooks import first_failed_hook
 from ci_triage.core.logs.resemblance import family_model, most_resembling
-from ci_triage.core.logs.retry_notices import outlived_notices, passed_step_notices
+from ci_triage.core.logs.retry_notices import outlived_notices, passed_step_notices, went_on_faults
 from ci_triage.core.logs.rules import RuleSet
 from ci_triage.core.logs.scorer import (CONTEXT_LINES, Scored, best_of, candidates, is_boilerplate, is_other_step,
                                         first_printing, is_stack_frame, is_wrapper)
@@ -110,6 +111,8 @@ def classify(lines: Sequence[LogLine], rule_set: RuleSet, steps: Iterable[Step] 
     not_causes |= {id(m) for m in later_test_reports(lines, causes)}  # a later failing test's report, not the first cause
     not_causes |= {id(m) for m in other_build_steps(matches, causes)}  # another docker build step's, not the failed one's
     not_causes |= {id(m) for m in gitlab_passed_commands(lines, matches, causes)}  # a GitLab command that went on
+    not_causes |= {id(m) for m in went_on_faults(lines, causes)}  # a network fault its client says it finished past
+    not_causes |= {id(m) for m in after_failure_mark(lines, causes)}  # run after the CI system saw the command fail
     not_causes |= {id(m) for m in after_superseded_cancel(causes)}  # the cancelled job's processes dying of the cancel
     not_causes |= {id(m) for m in interrupted_run_summaries(causes)}  # a bare test-run verdict of a cancelled or timed-out job
     not_causes |= {id(m) for m in python_warning_locations(lines, causes)}  # a type checker's warning (ty's), no failure

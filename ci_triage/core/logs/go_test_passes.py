@@ -11,6 +11,11 @@ A rule sees one line, so the call is made here: a Go test log line whose test's 
 indentation level less (four spaces; go >= 1.14 prints a test's output before its verdict), says `--- PASS` or `---
 SKIP` is not a cause. A line whose verdict says `--- FAIL`, or is not in the log (the job was stopped under the test,
 the package's summary came first, the paste was cut), stays one.
+
+Whatever rule such a line matches: what a passing test logs may read like any fault (`t.Logf("second listen: %v",
+err)` printing `listen tcp 127.0.0.1:39693: bind: address already in use` from a test of a port fallback, a `context
+deadline exceeded` it retried past). Only the runner's own notices (a runner lost, the job timed out), which may be
+written into any line, are kept.
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ from ci_triage.core.logs.relevant import RelevantLines
 from ci_triage.core.logs.values import LogLine, RuleMatch
 
 GO_TEST_RULE = "test-assertion-failed"
+# the runner's own notices, which may be written into any line of a log
+_RUNNER_CATEGORIES = frozenset({"runner_lost", "job_timeout"})
 # The location of a test's log line, after whatever framing the CI system put in front of it (a Tekton step's
 # `[task : step] `), and the indentation go test gives it: four spaces per level.
 # Matched at the start of each run of spaces (a lazy frame before `(?: {4})+` tried every space of a long run, each
@@ -57,10 +64,11 @@ def _following(lines: Sequence[LogLine], line: LogLine) -> list[LogLine]:
 
 
 def passing_test_logs(lines: Sequence[LogLine], causes: Sequence[RuleMatch]) -> list[RuleMatch]:
-    """The matches of `test-assertion-failed` that are a Go test's log line under a verdict of PASS or SKIP."""
+    """The matches (`test-assertion-failed`'s, or any other rule's but the runner's notices) that are a Go test's log
+    line under a verdict of PASS or SKIP."""
     found = []
     for match in causes:
-        if match.rule_id != GO_TEST_RULE:
+        if match.category in _RUNNER_CATEGORIES:
             continue
         shape = _shape(match.line.text)
         if shape is None:

@@ -16,6 +16,17 @@ it are the runner's own and can be told apart from the verdicts:
 
 What such a block prints is set aside whatever its category, but the machine's own reports (a runner lost, the job
 timed out, the host out of memory or disk), which can land anywhere in a log.
+
+pytest says the same of its own lines (`_pytest/terminal.py`). Its verdict of a test that did not fail (`-v`'s
+`tests/test_io.py::test_enospc_message PASSED [ 84%]`, `SKIPPED (CUDA not available...)`, `XFAIL (...)`, a
+rerun plugin's `RERUN`; `-r`'s summary `PASSED tests/...::test_x`, `SKIPPED [1] tests/x.py:44: reason`,
+`XFAIL tests/...::test_x - reason`) names a test whose name or reason may read like a cause (`ENOSPC`,
+`flaky: ECONNRESET`, `Segmentation fault in libfoo`). And `-rP`/`-rA` print a `PASSES` section (its `==== PASSES
+====` header, a `____ test_x ____` header per test, its `Captured stdout call` / `Captured log call` blocks) with
+what passing tests printed (`OSError: [Errno 28] No space left on device` from a test of that error's message),
+up to the next `====` header (`short test summary info`). pytest prints that section when the session is over, so
+nothing of the machine's is written into it but the runner's own notices (a runner lost, the job timed out): only
+those are kept from it, as they are from the verdict lines.
 """
 
 from __future__ import annotations
@@ -37,6 +48,15 @@ _PANIC = re.compile(r"^\s*thread '[^']+'(?: \(\d+\))? panicked at ")
 _TEST_START = re.compile(r"^test \S+(?: - should panic(?: with message)?)? \.\.\. ")
 _RESULT = re.compile(r"^(ok|FAILED|ignored)\s*$")
 _LIBTEST_REACH = 4000
+# the runner's own notices, which may be written into any line of a log
+RUNNER_CATEGORIES = frozenset({"runner_lost", "job_timeout"})
+# pytest's verdicts of tests that did not fail (`-v`'s progress line, `-r`'s summary line)
+_PYTEST_NOT_FAILED = re.compile(
+    r"^\S+::\S.*? (?:PASSED|SKIPPED|XFAIL|XPASS|RERUN)(?: \(.*\))?\s*(?:\[\s*\d+%\])?\s*$"
+    r"|^(?:PASSED|XFAIL|XPASS) \S+::\S|^SKIPPED \[\d+\] \S+:\d+: ")
+# a `====` header of pytest's: the section a line is in is named by the nearest one above it
+_PYTEST_SECTION = re.compile(r"^=+ (.+?) =+\s*$")
+_PYTEST_REACH = 2000
 
 
 def _texts(text: str) -> tuple[str, ...]:
@@ -67,11 +87,39 @@ def _passed_panic(texts: Sequence[str]) -> bool:
     return False
 
 
+def pytest_passes(lines: Sequence[LogLine], causes: Sequence[RuleMatch]) -> list[RuleMatch]:
+    """The matches among `causes` that are pytest's verdict of a test that did not fail, or a line of its PASSES
+    section (what passing tests printed), but the runner's own notices."""
+    candidates = [m for m in causes if m.category not in RUNNER_CATEGORIES]
+    found = [m for m in candidates if any(_PYTEST_NOT_FAILED.match(t) for t in _texts(m.line.text))]
+    rest = sorted((m for m in candidates if all(m is not f for f in found)), key=lambda m: m.line.number)
+    if not rest:
+        return found
+    # The section each line is in, read once from up to _PYTEST_REACH lines above the first to the last.
+    first, last = rest[0].line, rest[-1].line
+    texts = context_before(lines, last, min(last.number - first.number + 1 + _PYTEST_REACH, last.number))
+    start = last.number - len(texts) + 1
+    in_passes = []
+    section = None
+    for text in texts:
+        in_passes.append(section == "PASSES")
+        for t in _texts(text):
+            header = _PYTEST_SECTION.match(t)
+            if header:
+                section = header.group(1)
+                break
+    for m in rest:
+        index = m.line.number - start
+        if 0 <= index < len(in_passes) and in_passes[index]:
+            found.append(m)
+    return found
+
+
 def test_output(lines: Sequence[LogLine], causes: Sequence[RuleMatch]) -> list[RuleMatch]:
     """The matches among `causes` that are a test's own output: a jest console block's lines, the panic of a libtest
-    test whose result is `ok`."""
-    found: list[RuleMatch] = []
-    candidates = [m for m in causes if m.category not in MACHINE_CATEGORIES]
+    test whose result is `ok`; pytest's verdicts of tests that did not fail and its PASSES section."""
+    found: list[RuleMatch] = pytest_passes(lines, causes)
+    candidates = [m for m in causes if m.category not in MACHINE_CATEGORIES and all(m is not f for f in found)]
     if not candidates:
         return found
     last = max(causes, key=lambda m: m.line.number).line

@@ -12,6 +12,15 @@ retries ran out (pip's `total=0`) and a failure of the change's own code (a cate
 retryable) is reported after a notice, the notices before that failure are not causes. A run whose
 retries ran out keeps its notices, and its client's final error, as the cause.
 
+A client may also say in so many words that it went on past its faults: pip's `Successfully installed ...`
+(pip/_internal/commands/install.py, `"Successfully installed %s"`) after its retry notices for a dead
+`--extra-index-url`, apt's `W: Some index files failed to download. They have been ignored, or old ones used
+instead.` (apt-private/private-update.cc) after its `Err:`/`Could not resolve` lines for one unreachable source,
+uv's `Installed N packages in ...`, npm's `added N packages in ...`. In a log whose steps are not known (GitLab,
+Jenkins, Buildkite), a network fault followed by such a line, and then by a failure of another kind (a failing test,
+a compiler's error, or another network fault later on), is not that failure's cause (`went_on_faults`). Beside a
+failure the fault leads to (a resolver's, an import of the module the fault names) it stays one.
+
 Only clients whose last notice says none are left can be read so: cargo's last notice says `(1 tries
 remaining)` and its final error is worded as a dependency (`failed to get x as a dependency`), so its
 notices stay causes wherever they are.
@@ -23,7 +32,9 @@ import re
 from collections.abc import Sequence
 
 from ci_triage.core.categories import NEVER_RETRYABLE
-from ci_triage.core.logs.values import RuleMatch
+from ci_triage.core.logs.framing import unframed
+from ci_triage.core.logs.relevant import context_before
+from ci_triage.core.logs.values import LogLine, RuleMatch
 
 # (the notice's wording, with the retries it still has as `left`)
 _NOTICES = (
@@ -49,6 +60,53 @@ def _went_on(notice: RuleMatch, later: Sequence[RuleMatch]) -> bool:
     return notice.line.step is not None and any(
         m.line.step is not None and m.line.step != notice.line.step and m.line.number > notice.line.number
         for m in later)
+
+
+# a client's own word that it finished after the faults it printed (see the module's docstring)
+_WENT_ON = re.compile(
+    r"^(?:Successfully installed \S"  # pip
+    r"|W: Some index files failed to download\. They have been ignored, or old ones used instead\."  # apt
+    r"|Installed \d+ packages? in \d"  # uv
+    r"|added \d+ packages?(?:, (?:removed|changed) \d+ packages?)*(?:, and audited \d+ packages?)? in \d)")  # npm
+_WENT_ON_REACH = 5000
+# what a fault leads to when the client went on without what it could not fetch (passed_steps.FAULT_CONSEQUENCES)
+_CONSEQUENCES = frozenset({"dependency"})
+
+
+def went_on_faults(lines: Sequence[LogLine], causes: Sequence[RuleMatch]) -> list[RuleMatch]:
+    """The network faults among `causes` that a later line of their client's says it finished past (pip's
+    `Successfully installed`, apt's `Some index files failed to download. They have been ignored`), when a later
+    cause (after that line) is a failure the fault does not lead to."""
+    faults = [m for m in causes if m.category == "network" and m.line.step is None]
+    if not faults:
+        return []
+    first = min(m.line.number for m in faults)
+    last = max(causes, key=lambda m: m.line.number).line
+    reach = last.number - first + 1
+    if last.number <= first or reach > _WENT_ON_REACH:
+        return []
+    # the lines from the first fault to the last cause are read once; went_on[i]: a went-on line among the first i
+    texts = context_before(lines, last, reach)
+    went_on = [0]
+    for text in texts:
+        went_on.append(went_on[-1] + any(_WENT_ON.match(u) for u in (text, *unframed(text))))
+    start = last.number - len(texts) + 1  # the line number of texts[0]
+    ordered = sorted(causes, key=lambda m: m.line.number)
+    found: list[RuleMatch] = []
+    for fault in faults:
+        failure = next((m for m in ordered if m.line.number > fault.line.number and m.category not in _CONSEQUENCES
+                        and not (m.category == "import_error" and _names_module(fault, m))
+                        and went_on[m.line.number - start] > went_on[max(fault.line.number - start + 1, 0)]), None)
+        if failure is not None:
+            found.append(fault)
+    return found
+
+
+def _names_module(fault: RuleMatch, failure: RuleMatch) -> bool:
+    """Whether `fault`'s line names the top package of the module `failure` could not import."""
+    module = failure.captures.get("module", "")
+    top = module.split(".")[0].lower().replace("_", "-")
+    return bool(top) and top in fault.line.text.lower().replace("_", "-")
 
 
 def passed_step_notices(causes: Sequence[RuleMatch], step_failures: Sequence[RuleMatch]) -> list[RuleMatch]:
