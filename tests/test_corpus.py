@@ -54,9 +54,13 @@ ACCEPTANCE = {"category": 0.95, "root_cause": 0.90}
 # 2026-12-06 (second round): fifteen more sweeps (1,024 fresh logs), steps that passed or ran after the failed one no
 # longer give the cause, more CI systems' framing; test 94.2 %/93.7 % -> 94.8 %/94.2 % (measured once, after the
 # merges), tune unchanged. Category is still short of the acceptance figure (95 %).
+# 2026-12-06 (third and fourth rounds, fourteen sweeps, 1,890 fresh logs): frameworks outside pytest, CI systems'
+# framing, ML interplay, builds and packaging, noisy whole-job logs, accelerator/memory/disk wording, imports and
+# resolution beyond pip, timeouts; test 94.8 %/94.2 % -> 95.0 %/94.5 % (344 and 342 of 362; measured once, after the
+# merges), tune unchanged. The test floor is now the acceptance figure for category: one excerpt lost fails it.
 FLOOR = {
     "tune": {"category": 0.99, "root_cause": 0.99},
-    "test": {"category": 0.94, "root_cause": 0.94},
+    "test": {"category": 0.95, "root_cause": 0.94},
     "tune cascades": {"root_cause": 0.97},
 }
 MIN_TEST_SHARE = 0.40
@@ -113,9 +117,14 @@ def test_accuracy_holds_its_floor(scored, split, capsys):
     category_rate, root_rate = accuracy(scored[split])
     # Which test excerpts miss is never printed, not even when the floor fails: a rule writer reading the
     # failure would learn the held-out split (two sweep helpers saw ten names that way on 2026-12-06).
-    report = f"{split} split:\n{breakdown(scored[split], with_misses=split == 'tune')}"
-    with capsys.disabled():
-        print("\n" + report.split("misses:")[0])
+    # Nor are the test split's figures printed on a pass: sweep helpers run this test after each rule change, and a
+    # figure that moves with their changes is feedback from the held-out split (benchmarks/classify_accuracy.py prints
+    # them, for the measurement made once at the end of a round).
+    report = f"{split} split:\n{breakdown(scored[split], with_misses=split == 'tune')}" if split == "tune" else (
+        f"test split below its floor ({FLOOR[split]}); measure with `python benchmarks/classify_accuracy.py`")
+    if split == "tune":
+        with capsys.disabled():
+            print("\n" + report.split("misses:")[0])
     assert category_rate >= FLOOR[split]["category"], report
     assert root_rate >= FLOOR[split]["root_cause"], report
 
