@@ -1,0 +1,39 @@
+"""Review r13b: lines a PR's own code or tests print that widened retryable rules took as infrastructure."""
+
+from tests.core.both_paths import classify_both
+
+
+def _gha(*lines: str) -> str:
+    return "".join(f"2026-12-06T14:00:{i % 60:02d}.1234567Z {line}\n" for i, line in enumerate(lines, 1))
+
+
+def test_a_go_tests_own_short_write_report_is_not_a_full_disk():
+    log = _gha("=== RUN   TestWriter", "    writer_test.go:42: short write: Wrote only 3 of 10 bytes",
+               "--- FAIL: TestWriter (0.00s)", "FAIL", "FAIL\texample.com/w\t0.012s",
+               "##[error]Process completed with exit code 1.")
+    found = classify_both(log)
+    assert (found.category, found.retryable) == ("test_failure", False)
+
+
+def test_tars_own_short_write_stays_a_full_disk():
+    log = _gha("tar: /builds/acme/widgets/out/a.tar: Wrote only 4096 of 10240 bytes",
+               "tar: Error is not recoverable: exiting now", "##[error]Process completed with exit code 2.")
+    found = classify_both(log)
+    assert (found.category, found.root_cause.line) == ("disk_full", 1)
+
+
+def test_an_apps_retry_log_under_a_failing_test_is_not_the_network():
+    log = _gha("tests/test_client.py F", "=" * 30 + " FAILURES " + "=" * 30, "_" * 20 + " test_retry_policy " + "_" * 20,
+               "-" * 20 + " Captured stderr call " + "-" * 20,
+               "Request failed after 3 retries: 500 Internal Server Error", "E       assert 3 == 5",
+               "=" * 20 + " short test summary info " + "=" * 20,
+               "FAILED tests/test_client.py::test_retry_policy - assert 3 == 5", "=" * 10 + " 1 failed in 0.12s " + "=" * 10,
+               "##[error]Process completed with exit code 1.")
+    found = classify_both(log)
+    assert (found.category, found.retryable) == ("test_failure", False)
+
+
+def test_uvs_own_retry_verdict_stays_the_network():
+    log = _gha("error: Request failed after 3 retries in 10.6s", "##[error]Process completed with exit code 2.")
+    found = classify_both(log)
+    assert (found.category, found.root_cause.line) == ("network", 1)
