@@ -37,3 +37,29 @@ def test_uvs_own_retry_verdict_stays_the_network():
     log = _gha("error: Request failed after 3 retries in 10.6s", "##[error]Process completed with exit code 2.")
     found = classify_both(log)
     assert (found.category, found.root_cause.line) == ("network", 1)
+
+
+def _exunit(reason_line: str) -> str:
+    return _gha("Running ExUnit with seed: 1234, max_cases: 4", "", "  1) test GET /health answers 200 (MyAppWeb.HealthTest)",
+                "     test/my_app_web/health_test.exs:12", reason_line,
+                '     code: {:ok, resp} = Req.get("http://localhost:4002/health")', "     stacktrace:",
+                "       test/my_app_web/health_test.exs:13: (test)", "", "Finished in 0.1 seconds (0.00s async, 0.1s sync)",
+                "1 test, 1 failure", "##[error]Process completed with exit code 2.")
+
+
+def test_an_exunit_request_whose_server_closed_the_connection_is_the_tests():
+    found = classify_both(_exunit("     ** (MatchError) no match of right hand side value: "
+                                  "{:error, %Mint.TransportError{reason: :closed}}"))
+    assert (found.category, found.retryable) == ("test_failure", False)
+
+
+def test_an_exunit_httpc_timeout_to_localhost_is_the_tests():
+    found = classify_both(_exunit("     ** (MatchError) no match of right hand side value: {:error, {:failed_connect, "
+                                  "[{:to_address, {'localhost', 4002}}, {:inet, [:inet], :timeout}]}}"))
+    assert (found.category, found.retryable) == ("test_failure", False)
+
+
+def test_an_exunit_dns_failure_stays_the_network():
+    found = classify_both(_exunit("     ** (MatchError) no match of right hand side value: {:error, {:failed_connect, "
+                                  "[{:to_address, {'repo.hex.pm', 443}}, {:inet, [:inet], :nxdomain}]}}"))
+    assert (found.category, found.root_cause.line) == ("network", 5)
