@@ -63,3 +63,15 @@ def test_an_exunit_dns_failure_stays_the_network():
     found = classify_both(_exunit("     ** (MatchError) no match of right hand side value: {:error, {:failed_connect, "
                                   "[{:to_address, {'repo.hex.pm', 443}}, {:inet, [:inet], :nxdomain}]}}"))
     assert (found.category, found.root_cause.line) == ("network", 5)
+
+
+def test_a_go_programs_own_log_line_is_not_a_bare_infrastructure_notice():
+    # Go's log package prefixes '2026/12/06 14:00:01 '; peeled, the app's 'Timed out!' was job-timeout's anchored line,
+    # 'Out of memory!' host-oom-killer's, 'Address already in use' a port clash: each a rerun of a failing Go test.
+    for message in ("Timed out!", "Out of memory!", "Address already in use", "Wait timeout", "No devices were found",
+                    "Request failed after 3 retries"):
+        log = _gha("=== RUN   TestFetch", f"2026/12/06 14:00:01 {message}", "    fetch_test.go:20: expected 200, got 0",
+                   "--- FAIL: TestFetch (0.00s)", "FAIL", "FAIL\texample.com/f\t0.012s",
+                   "##[error]Process completed with exit code 1.")
+        found = classify_both(log)
+        assert (found.category, found.retryable) == ("test_failure", False), message
