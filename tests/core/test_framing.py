@@ -172,3 +172,11 @@ def test_other_ci_systems_exit_lines_are_boilerplate_for_the_scorer(exit_line: s
     fast = classify(relevant_lines(log, rules), rules)
     assert fast.root_cause is not None and fast.root_cause.line == 2
     assert fast.captures.get("exit_code") == "1"
+
+
+def test_an_unpadded_time_level_line_is_not_mozharness():
+    # mozharness pads its level to 8 ('03:04:05     INFO - '); an app's own 'HH:MM:SS INFO - ' log line keeps its framing,
+    # so a `^`-anchored rule does not take the app's message (its 'Timed out!' was job-timeout's, review r13b)
+    assert "Timed out!" not in unframed("14:00:01 INFO - Timed out!")
+    assert "Timed out!" not in unframed("14:00:01 ERROR - Timed out!")
+    assert unframed("03:04:05     INFO - Timed out!") == ("Timed out!",)

@@ -75,3 +75,13 @@ def test_a_go_programs_own_log_line_is_not_a_bare_infrastructure_notice():
                    "##[error]Process completed with exit code 1.")
         found = classify_both(log)
         assert (found.category, found.retryable) == ("test_failure", False), message
+
+
+def test_an_apps_time_level_log_line_under_a_failing_test_is_not_a_timeout():
+    log = _gha("tests/test_poll.py F", "=" * 30 + " FAILURES " + "=" * 30, "_" * 20 + " test_poll " + "_" * 20,
+               "-" * 20 + " Captured stdout call " + "-" * 20, "14:00:01 INFO - Timed out!",
+               "E       assert 'timeout' == 'done'", "=" * 20 + " short test summary info " + "=" * 20,
+               "FAILED tests/test_poll.py::test_poll - assert 'timeout' == 'done'",
+               "=" * 10 + " 1 failed in 0.12s " + "=" * 10, "##[error]Process completed with exit code 1.")
+    found = classify_both(log)
+    assert (found.category, found.retryable) == ("test_failure", False)

@@ -49,7 +49,8 @@ _FRAME = re.compile(
     r"|(?:ERROR|FATAL|CRITICAL)(?::| \|)? (?=\S)"
     r"|-?(?: ?[\w.-]{1,60} -)? (?:ERROR|CRITICAL|FATAL) - "  # '%(asctime)s - %(name)s - %(levelname)s - '
     # mozharness (Taskcluster's Gecko tasks: '%(asctime)s %(levelname)8s - %(message)s', the time as %H:%M:%S)
-    r"|" + _TIME + r" +(?:ERROR|CRITICAL|FATAL) - )"
+    # (its level padded to 8: any other logger's 'HH:MM:SS LEVEL - ' line, the app under test's, stays framed, review r13b)
+    r"|" + _TIME + r"(?: {4}(?:ERROR|FATAL)| CRITICAL) - )"
     r"|\s{1,200}"
     r"|##\[error\]"
     r"|\[?" + _DATE_TIME + r"\]?,? "  # a logger's timestamp, bracketed or not
@@ -58,7 +59,7 @@ _FRAME = re.compile(
     r"|(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ 0-3][0-9] " + _TIME + r" [\w.-]{1,64} [\w.@/-]{1,64}(?:\[[0-9]{1,10}\])?: "
     # mozharness's INFO and DEBUG lines carry its commands' own output ('03:04:05     INFO -  TEST-UNEXPECTED-FAIL | ...');
     # its WARNING lines stay framed
-    r"|" + _TIME + r" +(?:INFO|DEBUG) - "
+    r"|" + _TIME + r"(?: {5}INFO| {4}DEBUG) - "
     # Jenkins timestamper's time of day before a console line, as a copied console shows it ('10:00:09  FAILED ...')
     # (the timestamper writes two spaces; the tool's own indentation after them is the next peel's)
     r"|" + _TIME + r"(?: (?=\S)|  (?=\s*\S))"
