@@ -85,3 +85,20 @@ def test_an_apps_time_level_log_line_under_a_failing_test_is_not_a_timeout():
                "=" * 10 + " 1 failed in 0.12s " + "=" * 10, "##[error]Process completed with exit code 1.")
     found = classify_both(log)
     assert (found.category, found.retryable) == ("test_failure", False)
+
+
+_JEST_ASSERTION = ["FAIL src/math.test.js", "  ● math › adds", "", "    expect(received).toBe(expected) // Object.is equality",
+                   "", "    Expected: 4", "    Received: 5", "", "      at Object.<anonymous> (src/math.test.js:4:17)", ""]
+_JEST_LOAD_NETWORK = ["FAIL src/api.test.js", "  ● Test suite failed to run", "",
+                      "    getaddrinfo ENOTFOUND registry.example.com", ""]
+_JEST_END = ["Test Suites: 2 failed, 2 total", "Tests:       1 failed, 1 total", "##[error]Process completed with exit code 1."]
+
+
+def test_a_later_jest_files_load_failure_on_the_network_is_not_the_first_cause():
+    found = classify_both(_gha(*_JEST_ASSERTION, *_JEST_LOAD_NETWORK, *_JEST_END))
+    assert (found.category, found.root_cause.line, found.retryable) == ("test_failure", 2, False)
+
+
+def test_a_first_jest_files_load_failure_on_the_network_stays_the_cause():
+    found = classify_both(_gha(*_JEST_LOAD_NETWORK, *_JEST_ASSERTION, *_JEST_END))
+    assert (found.category, found.root_cause.line) == ("network", 4)

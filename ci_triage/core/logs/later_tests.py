@@ -36,9 +36,10 @@ _LIBTEST_BLOCK = re.compile(r"^---- (\S+) stdout ----$")
 _GTEST_RUN = re.compile(r"^\[ RUN      \] \S+")
 _GTEST_FAILED = re.compile(r"^\[  FAILED  \] \S+ \(\d+ ms\)$")
 _NUMBERED = re.compile(r"^\s*(\d+)\) \S")
-# jest's failure header ("  ● suite › test"; not its console block's or a suite's load failure), vitest's ("FAIL  a.test.ts >
-# suite > test"), node:test's spec reporter ("✖ test name (2.02ms)")
-_JEST = re.compile(r"^\s*● (?!Console$|Test suite failed to run)\S")
+# jest's failure header ("  ● suite › test", or a later file's "  ● Test suite failed to run": a report of its own, so a
+# network error in it after another file's failing test is not the first cause, review r13b; not its console block's),
+# vitest's ("FAIL  a.test.ts > suite > test"), node:test's spec reporter ("✖ test name (2.02ms)")
+_JEST = re.compile(r"^\s*● (?!Console$)\S")
 _VITEST = re.compile(r"^\s?FAIL  \S+\.[cm]?[jt]sx? > \S")
 _NODE_TEST = re.compile(r"^\s*✖ \S.* \(\d+(?:\.\d+)?m?s\)$")
 _CTEST_BAD = re.compile(r"^\s*(?:\d+/\d+ )?Test +#\d+: \S+ \.+\*\*\*(?:Failed|Timeout|Exception)\b")
