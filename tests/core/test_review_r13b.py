@@ -102,3 +102,18 @@ def test_a_later_jest_files_load_failure_on_the_network_is_not_the_first_cause()
 def test_a_first_jest_files_load_failure_on_the_network_stays_the_cause():
     found = classify_both(_gha(*_JEST_LOAD_NETWORK, *_JEST_ASSERTION, *_JEST_END))
     assert (found.category, found.root_cause.line) == ("network", 4)
+
+
+def test_a_controller_under_test_logging_its_pods_deletion_is_not_a_lost_runner():
+    found = classify_both(_gha("=== RUN   TestReconcileDeletesPod",
+                               'I1206 14:00:01.123456   4242 reconciler.go:88] pod "web-7d9f8" is being deleted, requeueing',
+                               "    reconciler_test.go:41: expected phase Terminated, got Running",
+                               "--- FAIL: TestReconcileDeletesPod (0.02s)", "FAIL", "FAIL\texample.com/op/controllers\t0.412s",
+                               "##[error]Process completed with exit code 1."))
+    assert (found.category, found.retryable) == ("test_failure", False)
+
+
+def test_gitlabs_verdict_on_its_deleted_pod_stays_a_lost_runner():
+    found = classify_both('$ make test\nERROR: Job failed: pod "gitlab-runner/runner-abc123-project-42-concurrent-0-xyz" '
+                          'is deleted\n')
+    assert (found.category, found.root_cause.line) == ("runner_lost", 2)
