@@ -117,3 +117,21 @@ def test_gitlabs_verdict_on_its_deleted_pod_stays_a_lost_runner():
     found = classify_both('$ make test\nERROR: Job failed: pod "gitlab-runner/runner-abc123-project-42-concurrent-0-xyz" '
                           'is deleted\n')
     assert (found.category, found.root_cause.line) == ("runner_lost", 2)
+
+
+def test_an_apps_own_date_pipe_log_line_under_a_failing_test_is_not_a_timeout():
+    # '%Y-%m-%d %H:%M:%S | name | msg' was cut like Zuul's job-output framing, leaving the app's 'Timed out!' bare
+    log = _gha("tests/test_poll.py F", "=" * 30 + " FAILURES " + "=" * 30, "_" * 20 + " test_poll " + "_" * 20,
+               "-" * 20 + " Captured stdout call " + "-" * 20, "2026-12-06 14:00:01 | poller | Timed out!",
+               "E       assert 'timeout' == 'done'", "=" * 20 + " short test summary info " + "=" * 20,
+               "FAILED tests/test_poll.py::test_poll - assert 'timeout' == 'done'",
+               "=" * 10 + " 1 failed in 0.12s " + "=" * 10, "##[error]Process completed with exit code 1.")
+    found = classify_both(log)
+    assert (found.category, found.retryable) == ("test_failure", False)
+
+
+def test_zuuls_timed_out_result_stays_a_timeout():
+    found = classify_both("2026-12-06 14:00:01.123456 | ubuntu-noble | pytest running\n"
+                          "2026-12-06 15:00:01.654321 | RUN END RESULT_TIMED_OUT: "
+                          "[untrusted : opendev.org/acme/widgets/playbooks/unit.yaml@master]\n")
+    assert (found.category, found.root_cause.line) == ("job_timeout", 2)
