@@ -135,3 +135,22 @@ def test_zuuls_timed_out_result_stays_a_timeout():
                           "2026-12-06 15:00:01.654321 | RUN END RESULT_TIMED_OUT: "
                           "[untrusted : opendev.org/acme/widgets/playbooks/unit.yaml@master]\n")
     assert (found.category, found.root_cause.line) == ("job_timeout", 2)
+
+
+def test_a_setup_scripts_numbered_steps_are_not_test_reports():
+    # '2) Downloading test fixtures' under '1) Installing system packages' had minitest's numbered shape: curl's failure
+    # under it was set aside as a later test's, and an unreachable host read as no cause (no rerun)
+    found = classify_both(_gha("##[group]Run ./ci/setup.sh", "./ci/setup.sh", "##[endgroup]",
+                               "1) Installing system packages", "2) Downloading test fixtures",
+                               "curl: (6) Could not resolve host: data.example.org",
+                               "##[error]Process completed with exit code 6."))
+    assert (found.category, found.root_cause.line, found.retryable) == ("network", 6, True)
+
+
+def test_minitests_later_numbered_error_still_yields_to_the_first_failure():
+    found = classify_both(_gha("  1) Failure:", "InvoiceTest#test_total [test/invoice_test.rb:7]:", "Expected: 25",
+                               "  Actual: 15", "", "  2) Error:", "WebhookTest#test_posts_to_hub:",
+                               "SocketError: Failed to open TCP connection to hooks.slack.com:443 (getaddrinfo: Name or "
+                               "service not known)", "", "2 runs, 1 assertions, 1 failures, 1 errors, 0 skips",
+                               "##[error]Process completed with exit code 1."))
+    assert (found.category, found.retryable) == ("test_failure", False)
