@@ -46,10 +46,11 @@ from ci_triage.core.logs.rules import builtin_rules
     ("03:04:05     INFO -  TEST-UNEXPECTED-FAIL | a.html | x", ("TEST-UNEXPECTED-FAIL | a.html | x",)),
     ("03:04:05    ERROR - boom", ("boom",)),
     ("03:04:05  WARNING - boom", ("WARNING - boom",)),
-    # the journal's short format (a self-hosted runner's service), and Go's log package timestamp
+    # the journal's short format (a self-hosted runner's service); Go's log package timestamp is not peeled (the program
+    # under test's own log line: 'Timed out!' behind it is not a job timeout, review r13b)
     ("Dec 06 14:10:00 ci-runner-4 runsvc.sh[1187]: FAILED tests/a.py::t", ("FAILED tests/a.py::t",)),
     ("Dec  6 14:10:00 ci-runner-4 kernel: x", ("x",)),
-    ("2024/05/01 12:34:56.789012 boom", ("boom",)),
+    ("2024/05/01 12:34:56.789012 boom", ()),
     ("2024/05-01 12:34:56 mixed separators", ()),
     ("December 6 is not a journal line", ()),
     # Jenkins timestamper's time of day (a copied console), and its elapsed form with milliseconds
@@ -171,3 +172,11 @@ def test_other_ci_systems_exit_lines_are_boilerplate_for_the_scorer(exit_line: s
     fast = classify(relevant_lines(log, rules), rules)
     assert fast.root_cause is not None and fast.root_cause.line == 2
     assert fast.captures.get("exit_code") == "1"
+
+
+def test_an_unpadded_time_level_line_is_not_mozharness():
+    # mozharness pads its level to 8 ('03:04:05     INFO - '); an app's own 'HH:MM:SS INFO - ' log line keeps its framing,
+    # so a `^`-anchored rule does not take the app's message (its 'Timed out!' was job-timeout's, review r13b)
+    assert "Timed out!" not in unframed("14:00:01 INFO - Timed out!")
+    assert "Timed out!" not in unframed("14:00:01 ERROR - Timed out!")
+    assert unframed("03:04:05     INFO - Timed out!") == ("Timed out!",)

@@ -41,3 +41,20 @@ def test_go_verdict_after_jenkins_interrupt_is_the_interrupt():
                            "FAIL\texample.com/cachesvc\t3.781s", "script returned exit code 1", "Finished: FAILURE"),
                       builtin_rules())
     assert (result.category, result.rule_id, result.root_cause.line) == ("job_timeout", "jenkins-step-interrupted", 3)
+
+
+def test_a_verdict_whose_step_failed_before_a_later_cancel_stays_the_cause():
+    # a package failing on its own (TestMain's log.Fatal: a bare verdict), its step's exit line, then a cancel while a
+    # later step ran: the verdict was not the stop's doing, and the log no rerun (review r13b)
+    log = list(parse_log("".join(f"2026-12-06T14:00:0{i}.0000000Z {line}\n" for i, line in enumerate((
+        '2026/12/06 14:00:01 config: missing key "region"', "FAIL\texample.com/svc\t0.004s", "ok  \texample.com/util\t0.002s",
+        "FAIL", "##[error]Process completed with exit code 1.", "##[error]The operation was canceled."), 1))))
+    result = classify(log, builtin_rules())
+    assert (result.category, result.retryable, result.root_cause.line) == ("test_failure", False, 2)
+
+
+def test_a_verdict_right_before_a_cancel_is_still_the_cancels():
+    log = list(parse_log("".join(f"2026-12-06T14:00:0{i}.0000000Z {line}\n" for i, line in enumerate((
+        *GO_INTERRUPTED, "##[error]The operation was canceled."), 1))))
+    result = classify(log, builtin_rules())
+    assert result.rule_id == "operation-canceled"

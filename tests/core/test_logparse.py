@@ -66,12 +66,12 @@ def test_buildkite_apc_timestamps_teamcity_prefixes_and_gitlab_stream_metadata_a
 
 
 def test_zuul_taskcluster_tkn_cloud_build_and_kubectl_framing_is_cut_off():
-    # Zuul's job-output.txt (zuul_stream: `{now} | {msg}`, a node's line `{host} | {line} `, str(datetime) without a
-    # fraction when the microseconds are 0, `a -> b` for a delegated host), Taskcluster's generic-worker and run-task
+    # Zuul's job-output.txt (zuul_stream: `{now} | {msg}`, a node's line `{host} | {line} `, `a -> b` for a delegated
+    # host; str(datetime) without a fraction when the microseconds are 0 is not cut: an app's own log line has that shape), Taskcluster's generic-worker and run-task
     # prefixes, `tkn ... logs`' `[task : step] `, Cloud Build's `Step #N - "id": ` and `kubectl logs --prefix`' `[pod/p/c] `:
     # the tool's own text is what rules see.
     raw = ("2024-01-02 03:04:05.678901 | ubuntu-noble | ImportError while importing test module '/src/t/test_a.py'. \n"
-           "2024-01-02 03:04:06 | RUN END RESULT_TIMED_OUT: [untrusted : opendev.org/acme/w/playbooks/unit.yaml@master]\n"
+           "2024-01-02 03:04:06.000002 | RUN END RESULT_TIMED_OUT: [untrusted : opendev.org/acme/w/playbooks/unit.yaml@master]\n"
            "2024-01-02 03:04:07.000001 | controller -> localhost | bad.c:2:26: error: 'x' undeclared\n"
            "[task 2024-01-02T03:04:05.678Z] FAILED tests/test_a.py::test_b - assert 1 == 2\n"
            "[taskcluster 2024-01-02T03:04:05.678Z] === Task Finished ===\n"
@@ -80,6 +80,7 @@ def test_zuul_taskcluster_tkn_cloud_build_and_kubectl_framing_is_cut_off():
            "2024-01-02 03:04:05.678 | ERROR    | app:main:12 - loguru keeps its frame\n"
            "[ERROR] [task] not a Taskcluster stamp\n"
            "2024-01-02 03:04:05 | ERROR | a logger's level stays\n"
+           "2024-01-02 03:04:05 | poller | Timed out!\n"
            'Step #1 - "unit-tests": FAILED tests/test_a.py::test_b - assert 1 == 2\n'
            "Step #0: error[E0308]: mismatched types\n"
            "[pod/widgets-e2e-7c9f/app] --- FAIL: TestX (0.00s)\n")
@@ -88,7 +89,8 @@ def test_zuul_taskcluster_tkn_cloud_build_and_kubectl_framing_is_cut_off():
         "RUN END RESULT_TIMED_OUT: [untrusted : opendev.org/acme/w/playbooks/unit.yaml@master]",
         "bad.c:2:26: error: 'x' undeclared", "FAILED tests/test_a.py::test_b - assert 1 == 2", "=== Task Finished ===",
         "Memory usage above 90%", "E   ModuleNotFoundError: No module named 'w'",
-        "2024-01-02 03:04:05.678 | ERROR    | app:main:12 - loguru keeps its frame", "[ERROR] [task] not a Taskcluster stamp", "ERROR | a logger's level stays",
+        "2024-01-02 03:04:05.678 | ERROR    | app:main:12 - loguru keeps its frame", "[ERROR] [task] not a Taskcluster stamp", "2024-01-02 03:04:05 | ERROR | a logger's level stays",
+        "2024-01-02 03:04:05 | poller | Timed out!",
         "FAILED tests/test_a.py::test_b - assert 1 == 2", "error[E0308]: mismatched types", "--- FAIL: TestX (0.00s)"]
 
 

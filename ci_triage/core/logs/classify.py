@@ -77,17 +77,27 @@ STOP_RULES = frozenset({"operation-canceled", "job-canceled-by-user", "timeout-e
                         SUPERSEDED_RULE})
 
 
-def interrupted_run_summaries(causes: Sequence[RuleMatch]) -> list[RuleMatch]:
+def interrupted_run_summaries(causes: Sequence[RuleMatch], exits: Sequence[RuleMatch] = ()) -> list[RuleMatch]:
     """A test run's verdict when nothing else in the log names a failure and the job was stopped from outside: the
     runner's SIGINT on a cancel, or timeout(1)'s signal at the limit the job gave the command, ends `go test` with a bare
     `FAIL\tpkg\t3.78s` (no `--- FAIL` line, no panic), printed just before the cancel notice or the 124 exit. The verdict
-    is the stop's doing; a run that named a failing test, or any other cause, keeps it (sweep s13h)."""
-    if not any(m.rule_id in STOP_RULES for m in causes):
+    is the stop's doing; a run that named a failing test, or any other cause, keeps it (sweep s13h).
+
+    `exits`, the boilerplate matches (a step's exit line): a verdict with a step's exit line between it and every stop
+    notice had failed its step before the stop (`FAIL\tpkg` of a TestMain's log.Fatal, `Process completed with exit code
+    1.`, then a cancel while a later step ran) and keeps it (review r13b)."""
+    stops = [m.line.number for m in causes if m.rule_id in STOP_RULES]
+    if not stops:
         return []
     rest = [m for m in causes if m.rule_id not in STOP_RULES]
     if not rest or any(m.rule_id != RUN_SUMMARY_RULE or "test" in m.captures for m in rest):
         return []
-    return rest
+    exit_lines = [m.line.number for m in exits]
+
+    def stopped(verdict: int) -> bool:
+        return any(not any(min(verdict, stop) < n < max(verdict, stop) for n in exit_lines) for stop in stops)
+
+    return [m for m in rest if stopped(m.line.number)]
 
 
 def classify(lines: Sequence[LogLine], rule_set: RuleSet, steps: Iterable[Step] = ()) -> Classification:
@@ -114,7 +124,8 @@ def classify(lines: Sequence[LogLine], rule_set: RuleSet, steps: Iterable[Step] 
     not_causes |= {id(m) for m in went_on_faults(lines, causes)}  # a network fault its client says it finished past
     not_causes |= {id(m) for m in after_failure_mark(lines, causes)}  # run after the CI system saw the command fail
     not_causes |= {id(m) for m in after_superseded_cancel(causes)}  # the cancelled job's processes dying of the cancel
-    not_causes |= {id(m) for m in interrupted_run_summaries(causes)}  # a bare test-run verdict of a cancelled or timed-out job
+    exits = [m for m in matches if m.rule_id in boilerplate]
+    not_causes |= {id(m) for m in interrupted_run_summaries(causes, exits)}  # a bare test-run verdict of a cancelled or timed-out job
     not_causes |= {id(m) for m in python_warning_locations(lines, causes)}  # a type checker's warning (ty's), no failure
     not_causes |= {id(m) for m in unrelated_notices(lines, causes)}  # pip's installed-set notice, an unrelated failure after it
     not_causes |= {id(m) for m in takedown_aborts(lines, causes)}  # the SIGABRT of torch's watchdog ending its process

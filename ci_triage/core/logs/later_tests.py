@@ -36,9 +36,10 @@ _LIBTEST_BLOCK = re.compile(r"^---- (\S+) stdout ----$")
 _GTEST_RUN = re.compile(r"^\[ RUN      \] \S+")
 _GTEST_FAILED = re.compile(r"^\[  FAILED  \] \S+ \(\d+ ms\)$")
 _NUMBERED = re.compile(r"^\s*(\d+)\) \S")
-# jest's failure header ("  ● suite › test"; not its console block's or a suite's load failure), vitest's ("FAIL  a.test.ts >
-# suite > test"), node:test's spec reporter ("✖ test name (2.02ms)")
-_JEST = re.compile(r"^\s*● (?!Console$|Test suite failed to run)\S")
+# jest's failure header ("  ● suite › test", or a later file's "  ● Test suite failed to run": a report of its own, so a
+# network error in it after another file's failing test is not the first cause, review r13b; not its console block's),
+# vitest's ("FAIL  a.test.ts > suite > test"), node:test's spec reporter ("✖ test name (2.02ms)")
+_JEST = re.compile(r"^\s*● (?!Console$)\S")
 _VITEST = re.compile(r"^\s?FAIL  \S+\.[cm]?[jt]sx? > \S")
 _NODE_TEST = re.compile(r"^\s*✖ \S.* \(\d+(?:\.\d+)?m?s\)$")
 _CTEST_BAD = re.compile(r"^\s*(?:\d+/\d+ )?Test +#\d+: \S+ \.+\*\*\*(?:Failed|Timeout|Exception)\b")
@@ -58,8 +59,10 @@ def _match(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
     return None
 
 
-def _later_block(above: Sequence[str]) -> bool:
-    """Whether the last of `above` (a line and the lines before it) lies in a test report that is not its run's first."""
+def _later_block(above: Sequence[str]) -> bool | tuple[int, int]:
+    """Whether the last of `above` (a line and the lines before it) lies in a test report that is not its run's first;
+    for a numbered header, the indices in `above` of the `1)` header and of the line's own header, between which a
+    cause must lie (see later_test_reports)."""
     for own in (_CTEST_BAD, _CTEST_LIST):
         if _match(own, above[-1]):
             return any(_match(own, t) for t in above[:-1])
@@ -89,11 +92,29 @@ def _later_block(above: Sequence[str]) -> bool:
             if int(numbered.group(1)) < 2 or len(above) - i > _NUMBERED_REACH:
                 return False
             indent = len(numbered.group(0)) - len(numbered.group(0).lstrip())
-            return any(m and m.group(1) == "1" and len(m.group(0)) - len(m.group(0).lstrip()) == indent
-                       for m in (_match(_NUMBERED, t) for t in earlier))
+            firsts = [j for j, m in enumerate(_match(_NUMBERED, t) for t in earlier)
+                      if m and m.group(1) == "1" and len(m.group(0)) - len(m.group(0).lstrip()) == indent]
+            return (firsts[-1], i) if firsts else False
     return False
 
 
 def later_test_reports(lines: Sequence[LogLine], causes: Sequence[RuleMatch]) -> list[RuleMatch]:
-    """The network and crash matches among `causes` printed in a failing test's report that another test's precedes."""
-    return [m for m in causes if m.category in SET_ASIDE and _later_block(context_before(lines, m.line, _REACH))]
+    """The network and crash matches among `causes` printed in a failing test's report that another test's precedes.
+
+    A numbered list (`1) Installing packages`, `2) Downloading fixtures`) has the shape of minitest's, RSpec's, mocha's and
+    jasmine's failure headers, so a numbered block counts as a later test's report only when a cause lies in the blocks
+    above it (the first failure's own line: `Expected: 25`, `Failure/Error:`); else a setup script's `curl: (6)` under
+    its step `2)` was set aside and the job read as no cause (review r13b)."""
+    found = []
+    for m in causes:
+        if m.category not in SET_ASIDE:
+            continue
+        above = context_before(lines, m.line, _REACH)
+        later = _later_block(above)
+        if isinstance(later, tuple):
+            first_header = m.line.number - (len(above) - 1 - later[0])
+            own_header = m.line.number - (len(above) - 1 - later[1])
+            later = any(first_header < other.line.number < own_header for other in causes if other is not m)
+        if later:
+            found.append(m)
+    return found

@@ -45,7 +45,8 @@ _STAMPED_LINE = re.compile(rb"(?m)^" + _STAMP_BYTES)
 # build, error, simple or command, then the time), and TeamCity's downloaded build log
 # `[10:00:01]W:\t [Step 1/2] ` (time, status flag: blank, i, W, E or F, a tab, the nesting's indent, the build
 # step); Zuul's job-output.txt, whose callback (zuul/ansible/base/callback/zuul_stream.py) writes `{now} | {msg}`
-# with Python's str(datetime) (microseconds, or none when they are 0) and a node's streamed line as
+# with Python's str(datetime) (microseconds, or none when they are 0: such a line is not cut, since an app's own
+# `2024-01-02 03:04:05 | x | msg` log line has that shape) and a node's streamed line as
 # `{host} | {line} ` (`host -> delegate` when delegated; the space it adds at the end goes too); Taskcluster's generic-worker `[taskcluster <ISO time>] `
 # (its `[taskcluster:warn <ISO time>] ` too; workers/generic-worker/main.go) and the same shape from the task's
 # own scripts (Gecko's run-task prints its command's output as `[task <ISO time>] `, and `[vcs ...] `, `[fetches ...] `);
@@ -55,7 +56,10 @@ _STAMPED_LINE = re.compile(rb"(?m)^" + _STAMP_BYTES)
 _CI_PREFIX = re.compile(rb"\[[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?Z\] "
                         rb"|(?:build|error|simple|command)\t[0-9]{2}-[A-Z][a-z]{2}-[0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2}\t"
                         rb"|\[[0-9]{2}:[0-9]{2}:[0-9]{2}\][ iWEF]:\t[ \t]*(?:\[Step [0-9]+/[0-9]+\] )?"
-                        rb"|[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{6})? \| "
+                        # (with its microseconds only: an app's own '%Y-%m-%d %H:%M:%S | name | msg' log line keeps its
+                        # frame, so a `^`-anchored rule does not take its message, `Timed out!`; a Zuul line whose
+                        # microseconds were 0, one in a million, keeps its stamp too, review r13b)
+                        rb"|[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6} \| "
                         # (a host, never a logger's level: '2024-01-02 03:04:05 | ERROR | boom' keeps its level)
                         rb"(?P<zuul_host>(?!(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|CRITICAL|FATAL) \|)"
                         rb"[\w.:@-]{1,64}(?: -> [\w.:@-]{1,64})? \| )?"
