@@ -224,3 +224,23 @@ def test_many_aborts_under_a_long_line_are_read_in_linear_time():
     large, _ = seconds(120)
     assert len(found) == 30
     assert large < 8 * small + 0.05  # four times the log: sixteen times the work before (the long line read four times as often)
+
+
+def test_a_network_line_after_a_long_run_of_spaces_is_read_in_linear_time():
+    # grpc's `details =` pattern split the spaces after pytest's `E` between its `E\s+` and its `\s*` every way: a line of
+    # 10,000 spaces took 0.09 s, three times as long as 5,000
+    import time
+
+    from ci_triage.core.logs.matcher import relevant_lines
+
+    def seconds(size):
+        text = "E" + " " * size + "curl: (6) Could not resolve host: x.example\n"
+        started = time.perf_counter()
+        found = classify(relevant_lines(text, RULES), RULES)
+        return time.perf_counter() - started, found
+
+    seconds(1)  # the rules compiled
+    small, found = seconds(20000)
+    large, _ = seconds(80000)
+    assert found.category == "network"
+    assert large < 8 * small + 0.05  # four times the line: sixteen times the work before
