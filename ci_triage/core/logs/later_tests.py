@@ -30,7 +30,7 @@ from ci_triage.core.logs.values import LogLine, RuleMatch
 SET_ASIDE = frozenset({"network", "crash"})
 _REACH = 400
 _NUMBERED_REACH = 80
-_SPAN = 4 * _REACH  # matches this near share one read of the lines above them
+_SPAN = _REACH  # matches this near share one read of the lines above them (a block is at most twice one match's lines)
 _GO_FAIL = re.compile(r"^\s*--- FAIL: (\S+) \(\d")
 _GO_RUN = re.compile(r"^=== RUN\s+(\S+)\s*$")
 _LIBTEST_BLOCK = re.compile(r"^---- (\S+) stdout ----$")

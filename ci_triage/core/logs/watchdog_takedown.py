@@ -25,7 +25,7 @@ from ci_triage.core.logs.values import LogLine, RuleMatch
 
 _TAKEDOWN = re.compile(r"terminate called after throwing an instance of 'c10::DistBackendError'")
 _REACH = 150  # lines between the takedown and the launcher's summary of the worker's exit (torchrun prints its own traceback)
-_SPAN = 4 * _REACH  # aborts this near share one read of the lines above them
+_SPAN = _REACH  # aborts this near share one read of the lines above them (a block is at most twice one abort's lines)
 
 
 def takedown_aborts(lines: Sequence[LogLine], causes: Sequence[RuleMatch]) -> list[RuleMatch]:
