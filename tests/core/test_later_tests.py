@@ -221,3 +221,31 @@ def test_a_received_value_quoting_enospc_is_no_full_disk():
 def test_a_spinners_cross_without_a_duration_is_still_the_network_error():
     result = classify_both("✖ Failed to download Chromium: read ECONNRESET\n")
     assert result.category == "network"
+
+
+def _classify_seconds(text):
+    import time
+
+    from ci_triage.core.logs.classify import classify
+    from ci_triage.core.logs.matcher import relevant_lines
+    from ci_triage.core.logs.rules import builtin_rules
+
+    rules = builtin_rules()
+    started = time.perf_counter()
+    found = classify(relevant_lines(text, rules), rules)
+    return time.perf_counter() - started, found
+
+
+def test_many_crash_lines_under_a_long_line_are_read_in_linear_time():
+    # each crash match read the 400 lines above it on its own, the long line among them: 160 panics under one 800 kB
+    # line took 12 times as long as 40 under one of 200 kB
+    def log(size):
+        lines = ["--- FAIL: TestA (0.00s)", " " * (5000 * size), *(["    a_test.go:8: got 1"] * 100)]
+        lines += [f"panic: runtime error: invalid memory address or nil pointer dereference {i}" for i in range(size)]
+        return "".join(f"{line}\n" for line in lines)
+
+    _classify_seconds(log(1))  # the rules compiled
+    small, found = _classify_seconds(log(40))
+    large, _ = _classify_seconds(log(160))
+    assert (found.category, found.root_cause.line) == ("crash", 103)
+    assert large < 7 * small + 0.5  # four times the log: sixteen times the work before (the long line read four times as often)

@@ -200,3 +200,47 @@ def test_the_hub_out_of_reach_with_the_hub_switched_on_stays_a_network_failure()
                       "connection and try again or make sure your Internet connection is on.",
                       TRANSFORMERS_WRAPPER.removeprefix("E   "))
     assert (found.category, found.retryable) == ("network", True)
+
+
+def test_many_aborts_under_a_long_line_are_read_in_linear_time():
+    # each abort searched the 150 lines above it for torch's watchdog on its own, the long line among them: 120 aborts
+    # under one 3.6 MB line took 16 times as long as 30 under 0.9 MB
+    import time
+
+    from ci_triage.core.logs.matcher import find_matches, relevant_lines
+    from ci_triage.core.logs.watchdog_takedown import takedown_aborts
+
+    def seconds(size):
+        lines = ["terminate called after throwing an instance of 'c10::DistBackendError'", " " * (30000 * size)]
+        lines += [f"line {i}: {1000 + i} Aborted (core dumped) ./run{i}" for i in range(size)]
+        lines += ["curl: (6) Could not resolve host: x.example"]
+        selected = relevant_lines("".join(f"{line}\n" for line in lines), RULES)
+        matches = find_matches(selected, RULES)
+        started = time.perf_counter()
+        found = takedown_aborts(selected, matches)
+        return time.perf_counter() - started, found
+
+    small, found = seconds(30)
+    large, _ = seconds(120)
+    assert len(found) == 30
+    assert large < 8 * small + 0.05  # four times the log: sixteen times the work before (the long line read four times as often)
+
+
+def test_a_network_line_after_a_long_run_of_spaces_is_read_in_linear_time():
+    # grpc's `details =` pattern split the spaces after pytest's `E` between its `E\s+` and its `\s*` every way: a line of
+    # 10,000 spaces took 0.09 s, three times as long as 5,000
+    import time
+
+    from ci_triage.core.logs.matcher import relevant_lines
+
+    def seconds(size):
+        text = "E" + " " * size + "curl: (6) Could not resolve host: x.example\n"
+        started = time.perf_counter()
+        found = classify(relevant_lines(text, RULES), RULES)
+        return time.perf_counter() - started, found
+
+    seconds(1)  # the rules compiled
+    small, found = seconds(20000)
+    large, _ = seconds(80000)
+    assert found.category == "network"
+    assert large < 8 * small + 0.05  # four times the line: sixteen times the work before

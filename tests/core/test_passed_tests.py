@@ -227,3 +227,24 @@ def test_a_fault_outside_the_passes_section_stays_a_cause():
 def test_a_runner_notice_inside_the_passes_section_stays_a_cause():
     lines = PYTEST_RA[:10] + ["##[error]The runner has received a shutdown signal."] + PYTEST_RA[10:]
     assert _both(lines).category == "runner_lost"
+
+
+def test_a_long_line_is_read_against_pytests_verdicts_in_linear_time():
+    # the verdict pattern tried each `::` of a long first word with the rest of the line, its `\s*` twice over trailing
+    # spaces and its `\(.*\)` after each verdict word: a network line after 10,000 colons took 0.39 s, four times as
+    # long as after 5,000
+    import time
+
+    def seconds(size):
+        started = time.perf_counter()
+        for text in (":" * size + " curl: (6) Could not resolve host: x.example",
+                     "a::b PASSED" + " " * size + "curl: (6) Could not resolve host: x.example",
+                     "a::b" + " PASSED (" * (size // 10) + " curl: (6) Could not resolve host: x.example"):
+            found = classify(relevant_lines(text + "\n", RULES), RULES)
+            assert found.category == "network"
+        return time.perf_counter() - started
+
+    seconds(1)  # the rules compiled
+    small = seconds(10000)
+    large = seconds(40000)
+    assert large < 8 * small + 0.05  # four times the lines: sixteen times the work before

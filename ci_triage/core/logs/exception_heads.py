@@ -25,8 +25,10 @@ from ci_triage.core.logs.relevant import context_lines
 from ci_triage.core.logs.scorer import bare
 from ci_triage.core.logs.values import LogLine
 
-_GRPC_DETAILS = re.compile(r'^(?:E\s+)?\s*details = "')
-_GRPC_STATUS = re.compile(r"^(?:E\s+)?\s*status = StatusCode\.\w+\s*$")
+# (pytest's `E` then one space, the rest the `\s*`'s: `E\s+` then `\s*` split a long run of spaces every way, quadratic
+# in its length, when the line was not grpc's)
+_GRPC_DETAILS = re.compile(r'^(?:E\s)?\s*details = "')
+_GRPC_STATUS = re.compile(r"^(?:E\s)?\s*status = StatusCode\.\w+\s*$")
 _JAVA_CAUSE = re.compile(r"^\s*Caused by: [\w.$]+(?::|\s*$)")
 # a Java trace's body between its head and a cause: frames, elided frames, other causes
 _JAVA_BODY = re.compile(r"^\s*(?:at [\w.$/<>]+\(.*\)\s*$|\.\.\. \d+ more\s*$|Caused by: [\w.$]+(?::|\s*$))")

@@ -21,15 +21,17 @@ reports (runner lost, timeouts, memory, disk) are never touched, and neither is 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Sequence
 
 from ci_triage.core.logs.framing import unframed
-from ci_triage.core.logs.relevant import context_before
+from ci_triage.core.logs.relevant import context_windows
 from ci_triage.core.logs.values import LogLine, RuleMatch
 
 SET_ASIDE = frozenset({"network", "crash"})
 _REACH = 400
 _NUMBERED_REACH = 80
+_SPAN = _REACH  # matches this near share one read of the lines above them (a block is at most twice one match's lines)
 _GO_FAIL = re.compile(r"^\s*--- FAIL: (\S+) \(\d")
 _GO_RUN = re.compile(r"^=== RUN\s+(\S+)\s*$")
 _LIBTEST_BLOCK = re.compile(r"^---- (\S+) stdout ----$")
@@ -59,40 +61,43 @@ def _match(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
     return None
 
 
-def _later_block(above: Sequence[str]) -> bool | tuple[int, int]:
+def _later_block(above: Sequence[str], found: Callable[[re.Pattern[str], int], re.Match[str] | None] | None = None
+                 ) -> bool | tuple[int, int]:
     """Whether the last of `above` (a line and the lines before it) lies in a test report that is not its run's first;
     for a numbered header, the indices in `above` of the `1)` header and of the line's own header, between which a
-    cause must lie (see later_test_reports)."""
+    cause must lie (see later_test_reports). `found(pattern, i)`: `_match(pattern, above[i])`, which a caller reading
+    many windows of one block answers once per line of it."""
+    if found is None:
+        found = lambda pattern, i: _match(pattern, above[i])  # noqa: E731
+    last = len(above) - 1
     for own in (_CTEST_BAD, _CTEST_LIST):
-        if _match(own, above[-1]):
-            return any(_match(own, t) for t in above[:-1])
-    for i in range(len(above) - 2, -1, -1):
-        text = above[i]
-        earlier = above[:i]
-        go = _match(_GO_FAIL, text)
+        if found(own, last):
+            return any(found(own, j) for j in range(last))
+    for i in range(last - 1, -1, -1):
+        go = found(_GO_FAIL, i)
         if go:
             name = go.group(1)
-            for t in earlier:
-                other = _match(_GO_FAIL, t)
+            for j in range(i):
+                other = found(_GO_FAIL, j)
                 if other and not name.startswith(other.group(1) + "/"):
                     return True
             return False
-        if _match(_GO_RUN, text):
-            return any(_match(_GO_FAIL, t) for t in earlier)
-        if _match(_LIBTEST_BLOCK, text):
-            return any(_match(_LIBTEST_BLOCK, t) for t in earlier)
+        if found(_GO_RUN, i):
+            return any(found(_GO_FAIL, j) for j in range(i))
+        if found(_LIBTEST_BLOCK, i):
+            return any(found(_LIBTEST_BLOCK, j) for j in range(i))
         for header in (_JEST, _VITEST, _NODE_TEST):
-            if _match(header, text):
-                return any(_match(header, t) for t in earlier)
-        if _match(_GTEST_RUN, text):
-            return any(_match(_GTEST_FAILED, t) for t in earlier)
-        numbered = _match(_NUMBERED, text)
+            if found(header, i):
+                return any(found(header, j) for j in range(i))
+        if found(_GTEST_RUN, i):
+            return any(found(_GTEST_FAILED, j) for j in range(i))
+        numbered = found(_NUMBERED, i)
         if numbered:
             # (a numbered header is a common shape: it must be near, and a `1)` header of the same indent above it)
             if int(numbered.group(1)) < 2 or len(above) - i > _NUMBERED_REACH:
                 return False
             indent = len(numbered.group(0)) - len(numbered.group(0).lstrip())
-            firsts = [j for j, m in enumerate(_match(_NUMBERED, t) for t in earlier)
+            firsts = [j for j, m in enumerate(found(_NUMBERED, j) for j in range(i))
                       if m and m.group(1) == "1" and len(m.group(0)) - len(m.group(0).lstrip()) == indent]
             return (firsts[-1], i) if firsts else False
     return False
@@ -105,16 +110,28 @@ def later_test_reports(lines: Sequence[LogLine], causes: Sequence[RuleMatch]) ->
     jasmine's failure headers, so a numbered block counts as a later test's report only when a cause lies in the blocks
     above it (the first failure's own line: `Expected: 25`, `Failure/Error:`); else a setup script's `curl: (6)` under
     its step `2)` was set aside and the job read as no cause (review r13b)."""
+    candidates = [m for m in causes if m.category in SET_ASIDE]
+    # Near matches share the lines above them: each line is matched against a header once per block, not once per
+    # match (many crash lines under a long line read it 400 times each otherwise).
+    windows = context_windows(lines, [m.line for m in candidates], _REACH, _SPAN)
+    memos: dict[int, dict[tuple[re.Pattern[str], int], re.Match[str] | None]] = {}
+    cause_lines = sorted(m.line.number for m in causes)
     found = []
-    for m in causes:
-        if m.category not in SET_ASIDE:
-            continue
-        above = context_before(lines, m.line, _REACH)
-        later = _later_block(above)
+    for m, (block, lo, hi) in zip(candidates, windows):
+        memo = memos.setdefault(id(block), {})
+
+        def header(pattern: re.Pattern[str], i: int, block: list[LogLine] = block, lo: int = lo,
+                   memo: dict[tuple[re.Pattern[str], int], re.Match[str] | None] = memo) -> re.Match[str] | None:
+            key = (pattern, lo + i)
+            if key not in memo:
+                memo[key] = _match(pattern, block[lo + i].text)
+            return memo[key]
+
+        later = _later_block([line.text for line in block[lo:hi]], header)
         if isinstance(later, tuple):
-            first_header = m.line.number - (len(above) - 1 - later[0])
-            own_header = m.line.number - (len(above) - 1 - later[1])
-            later = any(first_header < other.line.number < own_header for other in causes if other is not m)
+            # a cause strictly between the `1)` header and this match's own header (the match lies below its header)
+            first_header, own_header = block[lo + later[0]].number, block[lo + later[1]].number
+            later = bisect_left(cause_lines, own_header) > bisect_right(cause_lines, first_header)
         if later:
             found.append(m)
     return found

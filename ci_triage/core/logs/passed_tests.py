@@ -54,6 +54,45 @@ RUNNER_CATEGORIES = frozenset({"runner_lost", "job_timeout"})
 _PYTEST_NOT_FAILED = re.compile(
     r"^\S+::\S.*? (?:PASSED|SKIPPED|XFAIL|XPASS|RERUN)(?: \(.*\))?\s*(?:\[\s*\d+%\])?\s*$"
     r"|^(?:PASSED|XFAIL|XPASS) \S+::\S|^SKIPPED \[\d+\] \S+:\d+: ")
+# (the same read in linear time by _not_failed: the pattern's `\S+::\S.*?` tried each `::` and then the rest of the line,
+# its `\s*` twice over trailing spaces, its `\(.*\)` after each verdict word: each quadratic in a long line's length)
+_PYTEST_SUMMARY = re.compile(r"^(?:PASSED|XFAIL|XPASS) \S+::\S|^SKIPPED \[\d+\] \S+:\d+: ")
+_VERDICT_WORD = re.compile(r" (?:PASSED|SKIPPED|XFAIL|XPASS|RERUN)")
+_FIRST_WORD = re.compile(r"\S*")
+
+
+def _not_failed(text: str) -> bool:
+    """Whether `_PYTEST_NOT_FAILED` matches `text`: its first word holds `::` (after the word's first character, before
+    its last), and a verdict word after that `::` is followed by the rest the pattern allows, which is read from the
+    line's end: spaces, or a `[ 84%]` and spaces, with a parenthesised reason before them or not."""
+    if "\n" in text:
+        return _PYTEST_NOT_FAILED.match(text) is not None
+    if _PYTEST_SUMMARY.match(text):
+        return True
+    word_end = _FIRST_WORD.match(text).end()
+    colons = text.find("::", 1, word_end)
+    if colons < 0 or colons + 2 >= word_end:
+        return False
+    # The places a tail may start: the line's trailing spaces, and the spaces before its closing `[ 84%]`.
+    end = len(text.rstrip())
+    tails = [(end, len(text))]
+    if text.endswith("%]", 0, end):
+        digits = end - 2
+        while digits > 0 and text[digits - 1].isdecimal():
+            digits -= 1
+        if digits < end - 2:
+            bracket = len(text[:digits].rstrip()) - 1
+            if bracket >= 0 and text[bracket] == "[":
+                tails.append((len(text[:bracket].rstrip()), bracket))
+    # The last `)` a tail may follow (`(?: \(.*\))?`).
+    close = max((lo - 1 for lo, _ in tails if lo > 0 and text[lo - 1] == ")"), default=-1)
+    for verdict in _VERDICT_WORD.finditer(text, colons + 3):
+        after = verdict.end()
+        if any(lo <= after <= hi for lo, hi in tails) or (text.startswith(" (", after) and close >= after + 2):
+            return True
+    return False
+
+
 # a `====` header of pytest's: the section a line is in is named by the nearest one above it
 _PYTEST_SECTION = re.compile(r"^=+ (.+?) =+\s*$")
 _PYTEST_REACH = 2000
@@ -91,7 +130,7 @@ def pytest_passes(lines: Sequence[LogLine], causes: Sequence[RuleMatch]) -> list
     """The matches among `causes` that are pytest's verdict of a test that did not fail, or a line of its PASSES
     section (what passing tests printed), but the runner's own notices."""
     candidates = [m for m in causes if m.category not in RUNNER_CATEGORIES]
-    found = [m for m in candidates if any(_PYTEST_NOT_FAILED.match(t) for t in _texts(m.line.text))]
+    found = [m for m in candidates if any(_not_failed(t) for t in _texts(m.line.text))]
     rest = sorted((m for m in candidates if all(m is not f for f in found)), key=lambda m: m.line.number)
     if not rest:
         return found

@@ -20,7 +20,9 @@ from collections.abc import Sequence
 from ci_triage.core.logs.relevant import context_lines
 from ci_triage.core.logs.values import LogLine, RuleMatch
 
-_VERDICT = re.compile(r"^\S.*?\.{3,}(?:\(no files to check\))?(?P<verdict>Passed|Failed|Skipped)$")
+# (`.*` then exactly three dots: a lazy `.*?` before `\.{3,}` tried every split of a long run of dots, quadratic in its
+# length; any dots before the last three are the `.*`'s, which matches the same lines)
+_VERDICT = re.compile(r"^\S.*\.{3}(?:\(no files to check\))?(?P<verdict>Passed|Failed|Skipped)$")
 _HOOK_ID = re.compile(r"^- hook id: \S+$")
 # the lines between a failed hook's id and its own output
 _HOOK_FACTS = re.compile(r"^- (?:exit code: -?\d+|files were modified by this hook|duration: [\d.]+s)$")

@@ -107,6 +107,47 @@ def _list_context(lines: Sequence[LogLine], line: LogLine, count: int) -> list[s
     return [other.text for other in context_lines(lines, line, count)]
 
 
+def context_windows(lines: Sequence[LogLine], anchors: Sequence[LogLine], count: int,
+                    span: int) -> list[tuple[list[LogLine], int, int]]:
+    """For each of `anchors` (lines of `lines`), `(block, lo, hi)` with `block[lo:hi] == context_lines(lines, anchor,
+    count)`; anchors fewer than `span` lines apart share one block, read once, so a caller that reads every anchor's
+    lines can work out what it needs of a line once per block (by its index in it), not once per anchor: many matches
+    under a long line each read it otherwise."""
+    order = sorted(range(len(anchors)), key=lambda k: anchors[k].number)
+    found: list[tuple[list[LogLine], int, int] | None] = [None] * len(anchors)
+    start = 0
+    while start < len(order):
+        first = anchors[order[start]].number
+        end = start + 1
+        while end < len(order) and anchors[order[end]].number - first < span:
+            end += 1
+        last = anchors[order[end - 1]]
+        reach = last.number - first + count
+        block = context_lines(lines, last, reach)
+        places = _block_places(lines, block)
+        for k in order[start:end]:
+            anchor = anchors[k]
+            at = places.get(id(anchor))
+            if at is None or block[at] is not anchor:
+                at = places.get((anchor.number, anchor.text))
+            if at is not None and (at >= count - 1 or len(block) < reach):
+                found[k] = (block, max(0, at - count + 1), at + 1)
+            else:  # not in the block as its own read gives it (segments of a `\r` line): read it alone
+                own = context_lines(lines, anchor, count)
+                found[k] = (own, 0, len(own))
+        start = end
+    return [window for window in found if window is not None]
+
+
+def _block_places(lines: Sequence[LogLine], block: Sequence[LogLine]) -> dict[object, int]:
+    """Where each line of `block` is: by identity (a list's own lines), and for a log read anew (`RelevantLines`'
+    buffer, which decodes new lines) by number and text, the last segment of that text, as its own read takes it."""
+    places: dict[object, int] = {id(line): i for i, line in enumerate(block)}
+    if isinstance(lines, RelevantLines) and lines._buffer is not None and lines._chunk_lines:
+        places.update({(line.number, line.text): i for i, line in enumerate(block)})
+    return places
+
+
 def with_context(lines: Sequence[LogLine], anchors: Iterable[LogLine], count: int = CONTEXT_LINES) -> list[LogLine]:
     """`lines` plus the `count` lines before each anchor, in log order: the fast path keeps only matched
     lines, and the scorer reads the lines around the failure. `parse_log`'s full list is returned as it is."""

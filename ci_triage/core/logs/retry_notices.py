@@ -29,6 +29,7 @@ notices stay causes wherever they are.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 
 from ci_triage.core.categories import NEVER_RETRYABLE
@@ -93,11 +94,31 @@ def went_on_faults(lines: Sequence[LogLine], causes: Sequence[RuleMatch]) -> lis
     start = last.number - len(texts) + 1  # the line number of texts[0]
     ordered = sorted(causes, key=lambda m: m.line.number)
     found: list[RuleMatch] = []
+    if start > first:  # (`\r` segments: the texts begin below the first fault) each fault reads the causes after it
+        for fault in faults:
+            failure = next((m for m in ordered if m.line.number > fault.line.number and m.category not in _CONSEQUENCES
+                            and not (m.category == "import_error" and _names_module(fault, m))
+                            and went_on[m.line.number - start] > went_on[max(fault.line.number - start + 1, 0)]), None)
+            if failure is not None:
+                found.append(fault)
+        return found
+    # The causes a fault's client went on past are those after the first went-on line below it: `went_on` only grows, so
+    # they are a suffix of `ordered`, found by bisection, and whether it holds a failure the fault does not lead to is
+    # read from what is known of each suffix (each fault read every cause after it otherwise).
+    numbers = [m.line.number for m in ordered]
+    other_from = [len(ordered)] * (len(ordered) + 1)  # the first failure at or after each place neither a consequence nor an import
+    for i in range(len(ordered) - 1, -1, -1):
+        m = ordered[i]
+        plain = m.category not in _CONSEQUENCES and m.category != "import_error"
+        other_from[i] = i if plain else other_from[i + 1]
+    imports = [i for i, m in enumerate(ordered) if m.category == "import_error"]
     for fault in faults:
-        failure = next((m for m in ordered if m.line.number > fault.line.number and m.category not in _CONSEQUENCES
-                        and not (m.category == "import_error" and _names_module(fault, m))
-                        and went_on[m.line.number - start] > went_on[max(fault.line.number - start + 1, 0)]), None)
-        if failure is not None:
+        k = bisect_right(went_on, went_on[max(fault.line.number - start + 1, 0)])  # the first text past a went-on line
+        if k >= len(went_on) - 1:
+            continue
+        at = bisect_left(numbers, start + k)
+        if other_from[at] < len(ordered) or any(not _names_module(fault, ordered[i])
+                                                for i in imports[bisect_left(imports, at):]):
             found.append(fault)
     return found
 

@@ -19,18 +19,31 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ci_triage.core.logs.matcher import context_before
+from ci_triage.core.logs.relevant import context_windows
 from ci_triage.core.logs.shutdown_aborts import LAUNCHER_ABORT, SHELL_ABORT
 from ci_triage.core.logs.values import LogLine, RuleMatch
 
 _TAKEDOWN = re.compile(r"terminate called after throwing an instance of 'c10::DistBackendError'")
 _REACH = 150  # lines between the takedown and the launcher's summary of the worker's exit (torchrun prints its own traceback)
+_SPAN = _REACH  # aborts this near share one read of the lines above them (a block is at most twice one abort's lines)
 
 
 def takedown_aborts(lines: Sequence[LogLine], causes: Sequence[RuleMatch]) -> list[RuleMatch]:
     """The crash matches that report the SIGABRT of torch's watchdog taking its process down after a collective error."""
     aborts = [m for m in causes if m.category == "crash"
               and (LAUNCHER_ABORT.search(m.line.text) or SHELL_ABORT.search(m.line.text))]
-    if not aborts or all(any(m is abort for abort in aborts) for m in causes):
+    ids = {id(abort) for abort in aborts}
+    if not aborts or all(id(m) in ids for m in causes):
         return []
-    return [m for m in aborts if any(_TAKEDOWN.search(text) for text in context_before(lines, m.line, _REACH)[:-1])]
+    # Near aborts share one read of the lines above them, each line searched once per read (many aborts under a long
+    # line read it each otherwise).
+    searched: dict[tuple[int, int], bool] = {}
+
+    def takedown(block: list[LogLine], i: int) -> bool:
+        key = (id(block), i)
+        if key not in searched:
+            searched[key] = _TAKEDOWN.search(block[i].text) is not None
+        return searched[key]
+
+    windows = context_windows(lines, [m.line for m in aborts], _REACH, _SPAN)
+    return [m for m, (block, lo, hi) in zip(aborts, windows) if any(takedown(block, i) for i in range(lo, hi - 1))]
