@@ -249,3 +249,34 @@ def test_many_crash_lines_under_a_long_line_are_read_in_linear_time():
     large, _ = _classify_seconds(log(160))
     assert (found.category, found.root_cause.line) == ("crash", 103)
     assert large < 7 * small + 0.5  # four times the log: sixteen times the work before (the long line read four times as often)
+
+
+# mix test --max-cases 1 on ExUnit 1.14 (sweep s13b, run here 2026-12-06): the second test really failed to resolve its
+# host, the first failed its own assertion. ExUnit's `1) test x (Module)` header is itself a failed test's line, so it
+# counts as the cause above the second block (review r13b's rule that a numbered block is a later test's only when a
+# cause lies above it had missed it, and the job read as a network failure to rerun).
+EXUNIT_SECOND_REAL_NXDOMAIN = [
+    "  1) test a formats version (MultiNetTest)",
+    "     test/multi_net_test.exs:3",
+    "     Assertion with == failed",
+    '     code:  assert "v" <> "1.2" == "v1.2.0"',
+    '     left:  "v1.2"',
+    '     right: "v1.2.0"',
+    "     stacktrace:",
+    "       test/multi_net_test.exs:4: (test)",
+    "",
+    "  2) test b fetches hex index (MultiNetTest)",
+    "     test/multi_net_test.exs:6",
+    "     ** (MatchError) no match of right hand side value: {:error, {:failed_connect, [{:to_address, "
+    "{'repo.hex.pm', 443}}, {:inet, [:inet], :nxdomain}]}}",
+    "     stacktrace:",
+    "       test/multi_net_test.exs:8: (test)",
+    "",
+    "2 tests, 2 failures",
+]
+
+
+def test_exunits_first_failed_test_header_counts_as_the_cause_above_a_later_tests_real_dns_failure():
+    result = classify_both("".join(line + "\n" for line in EXUNIT_SECOND_REAL_NXDOMAIN))
+    assert (result.category, result.retryable) == ("test_failure", False)
+    assert result.root_cause.text == EXUNIT_SECOND_REAL_NXDOMAIN[0]

@@ -21,7 +21,7 @@ reports (runner lost, timeouts, memory, disk) are never touched, and neither is 
 from __future__ import annotations
 
 import re
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left
 from collections.abc import Callable, Sequence
 
 from ci_triage.core.logs.framing import unframed
@@ -108,7 +108,7 @@ def later_test_reports(lines: Sequence[LogLine], causes: Sequence[RuleMatch]) ->
 
     A numbered list (`1) Installing packages`, `2) Downloading fixtures`) has the shape of minitest's, RSpec's, mocha's and
     jasmine's failure headers, so a numbered block counts as a later test's report only when a cause lies in the blocks
-    above it (the first failure's own line: `Expected: 25`, `Failure/Error:`); else a setup script's `curl: (6)` under
+    above it (the first failure's own line: `Expected: 25`, `Failure/Error:`, ExUnit's `1) test x (Module)` header); else a setup script's `curl: (6)` under
     its step `2)` was set aside and the job read as no cause (review r13b)."""
     candidates = [m for m in causes if m.category in SET_ASIDE]
     # Near matches share the lines above them: each line is matched against a header once per block, not once per
@@ -129,9 +129,10 @@ def later_test_reports(lines: Sequence[LogLine], causes: Sequence[RuleMatch]) ->
 
         later = _later_block([line.text for line in block[lo:hi]], header)
         if isinstance(later, tuple):
-            # a cause strictly between the `1)` header and this match's own header (the match lies below its header)
+            # a cause from the `1)` header (ExUnit's header is itself a failed test's line) down to this match's own
+            # header, exclusive (the match lies below its header)
             first_header, own_header = block[lo + later[0]].number, block[lo + later[1]].number
-            later = bisect_left(cause_lines, own_header) > bisect_right(cause_lines, first_header)
+            later = bisect_left(cause_lines, own_header) > bisect_left(cause_lines, first_header)
         if later:
             found.append(m)
     return found
