@@ -375,7 +375,22 @@ class Store(SyncTables):
                 raise StoreError(f"cannot write to store {self.path}: {exc}") from None
 
     def log(self, repo: str, job_id: int) -> tuple[LogStatus, LogData | None] | None:
-        """A stored log's bytes (as `mapped_file` gives them), expanded a piece at a time."""
+        """A stored log's bytes (as `mapped_file` gives them), expanded a piece at a time.
+
+        The row and its blob are read in one transaction: another triage saving the same job's log between the
+        SELECT and the blob's opening replaces the row under a new rowid (`INSERT OR REPLACE`), and the blob read
+        failed with `no such rowid` (two deliveries of one event on one machine)."""
+        try:
+            self._db.execute("BEGIN")
+            try:
+                return self._read_log(repo, job_id)
+            finally:
+                if self._db.in_transaction:
+                    self._db.execute("COMMIT")
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"cannot read from store {self.path}: {exc}") from None
+
+    def _read_log(self, repo: str, job_id: int) -> tuple[LogStatus, LogData | None] | None:
         row = self._db.execute(
             "SELECT status, rowid, content IS NULL FROM logs WHERE repo = ? AND job_id = ?", (repo, job_id)
         ).fetchone()

@@ -1,4 +1,5 @@
 import sqlite3
+import threading
 
 import pytest
 
@@ -167,3 +168,33 @@ def test_a_new_store_carries_the_application_id_and_an_old_unmarked_one_is_adopt
     with Store(legacy) as store:
         assert len(store.audit_log()) == 1
     assert sqlite3.connect(legacy).execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
+
+
+def test_a_log_read_while_another_process_saves_it_again_is_read_whole(tmp_path):
+    # Two deliveries of one event on one machine: one triage reads a job's log while another saves it again, which
+    # replaces the row under a new rowid. Read outside one transaction, the blob's rowid could vanish between the
+    # SELECT and the blob's opening ("no such rowid", an internal error in tests/test_act.py's five deliveries).
+    path = tmp_path / "shared.sqlite3"
+    raw = b"2026-12-06T10:00:00Z line\n" * 2000
+    stop, saves, errors = threading.Event(), [], []
+
+    def save_again() -> None:  # the other process: its own connection, in its own thread
+        try:
+            with Store(path) as writer:
+                while not stop.is_set():
+                    writer.save_log("o/r", 7, LogStatus.AVAILABLE, raw)
+                    saves.append(1)
+        except Exception as exc:  # noqa: BLE001 - reported below, not lost in the thread
+            errors.append(exc)
+
+    with Store(path) as reader:
+        reader.save_log("o/r", 7, LogStatus.AVAILABLE, raw)
+        thread = threading.Thread(target=save_again)
+        thread.start()
+        try:
+            for _ in range(300):
+                assert reader.log("o/r", 7) == (LogStatus.AVAILABLE, raw)
+        finally:
+            stop.set()
+            thread.join()
+    assert errors == [] and saves
