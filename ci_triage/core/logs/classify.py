@@ -9,6 +9,7 @@ is named beside it as a hint (`resembles`), never as its category.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
@@ -86,16 +87,24 @@ def interrupted_run_summaries(causes: Sequence[RuleMatch], exits: Sequence[RuleM
     `exits`, the boilerplate matches (a step's exit line): a verdict with a step's exit line between it and every stop
     notice had failed its step before the stop (`FAIL\tpkg` of a TestMain's log.Fatal, `Process completed with exit code
     1.`, then a cancel while a later step ran) and keeps it (review r13b)."""
-    stops = [m.line.number for m in causes if m.rule_id in STOP_RULES]
+    stops = sorted(m.line.number for m in causes if m.rule_id in STOP_RULES)
     if not stops:
         return []
     rest = [m for m in causes if m.rule_id not in STOP_RULES]
     if not rest or any(m.rule_id != RUN_SUMMARY_RULE or "test" in m.captures for m in rest):
         return []
-    exit_lines = [m.line.number for m in exits]
+    exit_lines = sorted(m.line.number for m in exits)
+
+    def clear(low: int, high: int) -> bool:  # no step exit line strictly between the two lines
+        return bisect_left(exit_lines, high) == bisect_right(exit_lines, low)
 
     def stopped(verdict: int) -> bool:
-        return any(not any(min(verdict, stop) < n < max(verdict, stop) for n in exit_lines) for stop in stops)
+        # An exit line between a verdict and its nearest stop on one side lies between it and every farther stop on
+        # that side too, so the nearest stop on each side decides (the logs' caps allow a thousand of each).
+        at = bisect_left(stops, verdict)
+        after = at < len(stops) and clear(verdict, stops[at])
+        before = at > 0 and clear(stops[at - 1], verdict)
+        return after or before
 
     return [m for m in rest if stopped(m.line.number)]
 
