@@ -94,14 +94,6 @@ def went_on_faults(lines: Sequence[LogLine], causes: Sequence[RuleMatch]) -> lis
     start = last.number - len(texts) + 1  # the line number of texts[0]
     ordered = sorted(causes, key=lambda m: m.line.number)
     found: list[RuleMatch] = []
-    if start > first:  # (`\r` segments: the texts begin below the first fault) each fault reads the causes after it
-        for fault in faults:
-            failure = next((m for m in ordered if m.line.number > fault.line.number and m.category not in _CONSEQUENCES
-                            and not (m.category == "import_error" and _names_module(fault, m))
-                            and went_on[m.line.number - start] > went_on[max(fault.line.number - start + 1, 0)]), None)
-            if failure is not None:
-                found.append(fault)
-        return found
     # The causes a fault's client went on past are those after the first went-on line below it: `went_on` only grows, so
     # they are a suffix of `ordered`, found by bisection, and whether it holds a failure the fault does not lead to is
     # read from what is known of each suffix (each fault read every cause after it otherwise).
